@@ -1,0 +1,5 @@
+// The one translation unit that compiles Asio, Asio-SSL and Beast
+// (BOOST_*_SEPARATE_COMPILATION is set project-wide).
+#include <boost/asio/impl/src.hpp>
+#include <boost/asio/ssl/impl/src.hpp>
+#include <boost/beast/src.hpp>
