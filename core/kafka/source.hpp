@@ -1,0 +1,188 @@
+#pragma once
+// The Kafka side of the pipeline (issue 6 §1, §7, §8, §10), behind an
+// interface so the pipeline's tests can use a fake. The real implementation
+// is KafkaSource (core/kafka/kafka_source.hpp); docs/kafka-source.md has the
+// thread model and the rebalance/epoch hand-off.
+//
+// Threads: one "poll thread" (the pipeline's) calls every Source method;
+// RebalanceListener callbacks run on that thread, inside poll() or close().
+// lag() may also be called from a metrics thread. librdkafka's own threads
+// (broker I/O, main) belong to librdkafka and end in close()/destruction.
+#include <chrono>
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/common/error.hpp"
+
+namespace cdc2doris::kafka {
+
+struct TopicPartition {
+  std::string topic;
+  int32_t partition = 0;
+  auto operator<=>(const TopicPartition&) const = default;
+};
+std::string to_string(const TopicPartition& tp);  // "topic[3]"
+
+using OffsetMap = std::map<TopicPartition, int64_t>;  // next offset to read
+
+struct Header {
+  std::string_view key;
+  std::optional<std::string_view> value;  // Kafka distinguishes null from empty
+};
+
+enum class TimestampType : uint8_t { None, CreateTime, LogAppendTime };
+
+// A view into a record owned by its MessageBatch; valid until the batch is
+// released or destroyed. Copy what must outlive the batch.
+struct Message {
+  std::string_view topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  std::optional<std::string_view> key;    // nullopt: null key
+  std::optional<std::string_view> value;  // nullopt: tombstone
+  std::span<const Header> headers;
+  int64_t timestamp_ms = -1;
+  TimestampType timestamp_type = TimestampType::None;
+};
+
+// Owns the records behind a batch's views. Move-only; may be handed to and
+// released on another thread.
+class MessageBatch {
+ public:
+  // Whatever keeps the bytes alive (librdkafka messages, or strings in a fake).
+  struct Owner {
+    virtual ~Owner() = default;
+  };
+
+  MessageBatch() = default;
+  // headers: storage the messages' header spans point into.
+  MessageBatch(std::vector<Message> messages, std::unique_ptr<std::vector<Header>> headers,
+               std::unique_ptr<Owner> owner);
+  MessageBatch(MessageBatch&&) noexcept = default;
+  MessageBatch& operator=(MessageBatch&&) noexcept;
+  ~MessageBatch();
+
+  std::span<const Message> messages() const { return messages_; }
+  auto begin() const { return messages_.begin(); }
+  auto end() const { return messages_.end(); }
+  size_t size() const { return messages_.size(); }
+  bool empty() const { return messages_.empty(); }
+  const Message& operator[](size_t i) const { return messages_[i]; }
+  // Key + value + header bytes, for the memory cap (§7).
+  size_t bytes() const { return bytes_; }
+  // Frees the underlying records; every view into the batch dangles after.
+  void release();
+
+ private:
+  std::vector<Message> messages_;
+  std::unique_ptr<std::vector<Header>> headers_;
+  std::unique_ptr<Owner> owner_;
+  size_t bytes_ = 0;
+};
+
+struct PollResult {
+  MessageBatch batch;
+  // Errors the pipeline must act on, by disposition: Fatal (authentication,
+  // authorization, librdkafka fatal error, offset reset under
+  // auto.offset.reset=error) stops the daemon; Retry aborts the epoch and
+  // rewinds.
+  std::vector<Error> errors;
+  // Conditions librdkafka recovers from by itself (broker down, transport
+  // errors, unknown topic): log/count them, no action needed.
+  std::vector<Error> transient;
+};
+
+struct PartitionLag {
+  TopicPartition tp;
+  std::optional<int64_t> position;        // next offset the consumer will fetch
+  std::optional<int64_t> high_watermark;  // as of the last fetch response
+  std::optional<int64_t> lag;             // high_watermark - position
+};
+
+// The pipeline's side of a rebalance. Both calls run on the poll thread,
+// synchronously, inside Source::poll() (or Source::close()).
+class RebalanceListener {
+ public:
+  virtual ~RebalanceListener() = default;
+  // Partitions newly assigned to this consumer. Return the start offset for
+  // each partition the checkpoint store knows; a partition left out starts at
+  // the group's committed offset, else per auto.offset.reset.
+  virtual OffsetMap on_assign(const std::vector<TopicPartition>& added) = 0;
+  // Partitions about to be taken away. The pipeline closes (pre-commits,
+  // records, commits) the epoch covering them before returning; after the
+  // return the partitions are unassigned. Messages of these partitions that
+  // poll() had fetched but not yet returned are dropped (the next owner
+  // reads them from the committed offset). lost=true: the group already gave
+  // them to someone else (session timeout) — abort, do not commit.
+  virtual void on_revoke(const std::vector<TopicPartition>& revoked, bool lost) = 0;
+};
+
+class Source {
+ public:
+  virtual ~Source();
+
+  // Joins the group with the configured topics. The listener must outlive
+  // the Source (or close()).
+  virtual void subscribe(RebalanceListener& listener) = 0;
+
+  // Waits up to `timeout` for the first message, then takes what is already
+  // fetched, up to max_messages. Serves rebalance callbacks. Must be called
+  // at least every max.poll.interval.ms, also while every partition is paused.
+  virtual PollResult poll(std::chrono::milliseconds timeout, size_t max_messages) = 0;
+
+  // Next fetch of the partition starts at `offset`; records already fetched
+  // past it are discarded. The partition must be assigned.
+  virtual std::optional<Error> seek(const TopicPartition& tp, int64_t offset,
+                                    std::chrono::milliseconds timeout) = 0;
+  // Backpressure: paused partitions stay assigned, are not fetched.
+  virtual std::optional<Error> pause(const std::vector<TopicPartition>& tps) = 0;
+  virtual std::optional<Error> resume(const std::vector<TopicPartition>& tps) = 0;
+
+  // Synchronous commit of the given offsets to the consumer group (offsets
+  // are the next offset to read). metadata is stored with each offset (the
+  // pipeline puts its epoch there).
+  virtual std::optional<Error> commit(const OffsetMap& offsets, const std::string& metadata) = 0;
+  // The group's committed offsets for the partitions; a partition without a
+  // committed offset is absent from the map.
+  virtual std::variant<OffsetMap, Error> committed(const std::vector<TopicPartition>& tps,
+                                                   std::chrono::milliseconds timeout) = 0;
+
+  virtual std::vector<TopicPartition> assignment() = 0;
+  virtual std::vector<PartitionLag> lag() = 0;
+
+  // Leaves the group: on_revoke runs for the remaining assignment, then the
+  // consumer is closed. If `timeout` passes first the handle is destroyed
+  // without a clean leave (the group notices after session.timeout.ms) and an
+  // Error is returned. Idempotent.
+  virtual std::optional<Error> close(std::chrono::milliseconds timeout) = 0;
+};
+
+// Configuration of the real source.
+struct SourceConfig {
+  // Topic names; an entry starting with '^' is a regex (librdkafka syntax).
+  std::vector<std::string> topics;
+  // Passed to librdkafka verbatim (bootstrap.servers, group.id, SASL/SSL...).
+  // enable.auto.commit and enable.auto.offset.store are forced to false (a
+  // "true" is rejected); partition.assignment.strategy defaults to
+  // cooperative-sticky, auto.offset.reset to earliest.
+  std::map<std::string, std::string> properties;
+};
+
+// Copy of the properties safe to log: values of keys that carry secrets
+// (password, secret, sasl.jaas.config, key material, tokens) become "[redacted]".
+std::map<std::string, std::string> redact(const std::map<std::string, std::string>& props);
+bool is_sensitive_property(std::string_view key);
+
+// Creates the librdkafka-backed source. Throws std::invalid_argument for a
+// bad property (naming the key, never a secret value).
+std::unique_ptr<Source> make_kafka_source(SourceConfig cfg);
+
+}  // namespace cdc2doris::kafka

@@ -1,0 +1,150 @@
+#pragma once
+// Durable record of checkpoint epochs (issue 6 §3, §5, §9).
+//
+// An epoch is written once, atomically and synced, after every table's load
+// is pre-committed and before any txn is committed ("persist intent before
+// the side effect"). Recovery reads it back to finish, replay or clean up.
+//
+// State machine of an epoch (validated by is_transition_valid):
+//
+//   put_epoch ──► Precommitted ──set_state──► Committed   (terminal)
+//                     │    ▲
+//                     │    └── put_epoch again (replay: new txn ids, same epoch)
+//                     └──set_state──► Aborted ──put_epoch──► Precommitted
+//
+// Committed is terminal: rewriting a committed epoch is a bug in the caller
+// and is refused with StateError(kind=InvalidTransition).
+//
+// Thread safety: implementations are safe to call from several threads (the
+// RocksDB store serialises writes with a mutex), but the pipeline is expected
+// to use one writer.
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/common/error.hpp"
+
+namespace cdc2doris::state {
+
+struct TableTxn {
+  std::string db;
+  std::string table;
+  std::string label;
+  int64_t txn_id = 0;
+  bool committed = false;  // set by mark_txn_committed; recovery skips it
+  bool operator==(const TableTxn&) const = default;
+};
+
+struct PartitionRange {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t start_offset = 0;  // first offset of the epoch
+  int64_t end_offset = 0;    // next offset to read after the epoch
+  bool operator==(const PartitionRange&) const = default;
+};
+
+enum class EpochState : uint8_t { Precommitted = 1, Committed = 2, Aborted = 3 };
+const char* to_string(EpochState s);
+bool is_transition_valid(EpochState from, EpochState to);
+
+struct EpochRecord {
+  uint64_t epoch = 0;
+  std::string label_prefix;
+  EpochState state = EpochState::Precommitted;
+  std::vector<TableTxn> txns;              // sorted by (db, table) when read back
+  std::vector<PartitionRange> partitions;  // sorted by (topic, partition) when read back
+  int64_t created_unix_ms = 0;
+  bool operator==(const EpochRecord&) const = default;
+};
+
+struct TopicPartition {
+  std::string topic;
+  int32_t partition = 0;
+  auto operator<=>(const TopicPartition&) const = default;
+};
+
+struct CommittedOffset {
+  int64_t offset = 0;  // next offset to read
+  uint64_t epoch = 0;  // the committed epoch that produced it
+  bool operator==(const CommittedOffset&) const = default;
+};
+
+struct TableKey {
+  std::string db;
+  std::string table;
+  auto operator<=>(const TableKey&) const = default;
+};
+
+// Every label prefix ever used, with the epoch range it was used for, so that
+// lingering txns of an old prefix are still found after a prefix change.
+struct LabelPrefixUse {
+  std::string prefix;
+  uint64_t first_epoch = 0;
+  uint64_t last_epoch = 0;
+  bool operator==(const LabelPrefixUse&) const = default;
+};
+
+// Thrown for every store failure. All are fatal to the daemon (the state is
+// the source of truth for exactly-once); the kind lets the CLI print advice.
+class StateError : public std::runtime_error {
+ public:
+  enum class Kind {
+    Locked,             // another process holds the state directory
+    Corrupt,            // checksum mismatch, undecodable value, missing format key
+    NewerFormat,        // written by a newer cdc2doris
+    Io,                 // open/read/write failed (disk full, permissions)
+    NotFound,           // set_state/mark_txn_committed on an unknown epoch or table
+    InvalidTransition,  // e.g. rewriting a Committed epoch
+  };
+  StateError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+  Error to_error() const { return Error(Disposition::Fatal, what()); }
+
+ private:
+  Kind kind_;
+};
+const char* to_string(StateError::Kind k);
+
+class CheckpointStore {
+ public:
+  virtual ~CheckpointStore();
+
+  // One atomic, synced write of the whole record (state taken from the
+  // record, normally Precommitted). Also records the label prefix and the
+  // highest epoch per table. Rewriting an existing non-committed epoch
+  // replaces it completely (used by replay).
+  virtual void put_epoch(const EpochRecord& rec) = 0;
+
+  // Synced. Committed also advances the per-partition committed offsets to
+  // the epoch's end offsets (never backwards) and prunes epochs beyond the
+  // retention, in the same atomic batch. Setting the current state again is a
+  // no-op.
+  virtual void set_state(uint64_t epoch, EpochState state) = 0;
+
+  // Cheap, between table commits: one small write, WAL but not fsync'd. A
+  // crash can lose the mark; recovery then commits the txn again, which Doris
+  // answers with "already committed".
+  virtual void mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table) = 0;
+
+  virtual std::optional<EpochRecord> latest() = 0;  // highest epoch, any state
+  virtual std::optional<EpochRecord> get(uint64_t epoch) = 0;
+  virtual std::vector<EpochRecord> list() = 0;      // ascending by epoch
+
+  // Next offset to read per partition, as of the newest Committed epoch that
+  // covered the partition. A partition absent from later epochs keeps its
+  // last committed offset.
+  virtual std::map<TopicPartition, CommittedOffset> committed_offsets() = 0;
+  virtual std::vector<LabelPrefixUse> label_prefixes() = 0;
+  // Highest epoch ever written per table (any state): lingering-txn probing
+  // starts after the last epoch recovery resolved and stops past this one.
+  virtual std::map<TableKey, uint64_t> table_epochs() = 0;
+
+  // Deletes everything (`cdc2doris state reset`); the format key is kept.
+  virtual void reset() = 0;
+};
+
+}  // namespace cdc2doris::state
