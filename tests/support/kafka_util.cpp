@@ -1,0 +1,198 @@
+#include "tests/support/kafka_util.hpp"
+
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+namespace cdc2doris::test {
+
+namespace {
+using Handle = std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)>;
+using TopicPartitions = std::unique_ptr<rd_kafka_topic_partition_list_t, decltype(&rd_kafka_topic_partition_list_destroy)>;
+
+Handle make_handle(rd_kafka_type_t type, const std::string& bootstrap,
+                   std::vector<std::pair<std::string, std::string>> extra = {}) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  extra.insert(extra.begin(), {"bootstrap.servers", bootstrap});
+  extra.emplace_back("log_level", "3");
+  for (const auto& [k, v] : extra) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      throw std::runtime_error("rdkafka conf " + k + ": " + err);
+    }
+  }
+  rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err);
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    throw std::runtime_error(std::string("rd_kafka_new: ") + err);
+  }
+  return Handle(rk, &rd_kafka_destroy);
+}
+
+int partition_count(rd_kafka_t* rk, const std::string& topic) {
+  rd_kafka_topic_t* t = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, t, &md, 10000);
+  rd_kafka_topic_destroy(t);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(std::string("metadata: ") + rd_kafka_err2str(e));
+  int n = md->topic_cnt == 1 ? md->topics[0].partition_cnt : 0;
+  rd_kafka_resp_err_t terr = md->topic_cnt == 1 ? md->topics[0].err : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+  rd_kafka_metadata_destroy(md);
+  if (terr != RD_KAFKA_RESP_ERR_NO_ERROR || n == 0)
+    throw std::runtime_error("topic " + topic + " not found: " + rd_kafka_err2str(terr));
+  return n;
+}
+}  // namespace
+
+bool wait_for_cluster(const std::string& bootstrap, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap, {{"reconnect.backoff.max.ms", "200"}});
+  while (std::chrono::steady_clock::now() < deadline) {
+    const rd_kafka_metadata_t* md = nullptr;
+    if (rd_kafka_metadata(rk.get(), 1, nullptr, &md, 1000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      bool ok = md->broker_cnt > 0;
+      rd_kafka_metadata_destroy(md);
+      if (ok) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+void create_topic(const std::string& bootstrap, const std::string& topic, int partitions) {
+  Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap);
+  char err[512];
+  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, err, sizeof err);
+  if (nt == nullptr) throw std::runtime_error(std::string("NewTopic: ") + err);
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk.get());
+  rd_kafka_CreateTopics(rk.get(), &nt, 1, nullptr, q);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30000);
+  std::string failure;
+  if (ev == nullptr) {
+    failure = "timed out";
+  } else if (rd_kafka_event_error(ev)) {
+    failure = rd_kafka_event_error_string(ev);
+  } else {
+    size_t n = 0;
+    const rd_kafka_topic_result_t** res = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
+    for (size_t i = 0; i < n; ++i)
+      if (rd_kafka_topic_result_error(res[i]) != RD_KAFKA_RESP_ERR_NO_ERROR &&
+          rd_kafka_topic_result_error(res[i]) != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+        failure = rd_kafka_topic_result_error_string(res[i]);
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_NewTopic_destroy(nt);
+  if (!failure.empty()) throw std::runtime_error("create topic " + topic + ": " + failure);
+  // Metadata propagates asynchronously; wait until the leader is known so the
+  // first produce does not race it.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      if (partition_count(rk.get(), topic) == partitions) return;
+    } catch (const std::exception&) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw std::runtime_error("topic " + topic + " did not appear in metadata");
+}
+
+void produce(const std::string& bootstrap, const std::string& topic, const std::vector<TestRecord>& records,
+             std::chrono::milliseconds flush_timeout) {
+  Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap,
+                          {{"enable.idempotence", "true"}, {"linger.ms", "5"}, {"queue.buffering.max.kbytes", "1048576"}});
+  for (const auto& r : records) {
+    rd_kafka_headers_t* hdrs = nullptr;
+    if (!r.headers.empty()) {
+      hdrs = rd_kafka_headers_new(r.headers.size());
+      for (const auto& [k, v] : r.headers) rd_kafka_header_add(hdrs, k.data(), k.size(), v.data(), v.size());
+    }
+    // Computed outside the macros, which cast their arguments without parentheses.
+    const void* key = r.key ? r.key->data() : nullptr;
+    size_t key_len = r.key ? r.key->size() : 0;
+    void* value = r.value ? const_cast<char*>(r.value->data()) : nullptr;
+    size_t value_len = r.value ? r.value->size() : 0;
+    for (;;) {
+      rd_kafka_resp_err_t e = rd_kafka_producev(
+          rk.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(r.partition),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+          RD_KAFKA_V_KEY(key, key_len), RD_KAFKA_V_VALUE(value, value_len),
+          RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+      if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        rd_kafka_poll(rk.get(), 50);
+        continue;
+      }
+      if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (hdrs) rd_kafka_headers_destroy(hdrs);
+        throw std::runtime_error("produce to " + topic + ": " + rd_kafka_err2str(e));
+      }
+      break;
+    }
+    rd_kafka_poll(rk.get(), 0);
+  }
+  rd_kafka_resp_err_t e = rd_kafka_flush(rk.get(), static_cast<int>(flush_timeout.count()));
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(std::string("flush: ") + rd_kafka_err2str(e));
+  // Idempotent producer: a delivery failure would surface as a fatal error.
+  char errstr[512];
+  if (rd_kafka_fatal_error(rk.get(), errstr, sizeof errstr) != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw std::runtime_error(std::string("producer fatal error: ") + errstr);
+}
+
+std::map<int32_t, int64_t> committed_offsets(const std::string& bootstrap, const std::string& group,
+                                             const std::string& topic) {
+  Handle rk = make_handle(RD_KAFKA_CONSUMER, bootstrap, {{"group.id", group}, {"enable.auto.commit", "false"}});
+  int n = partition_count(rk.get(), topic);
+  TopicPartitions tps(rd_kafka_topic_partition_list_new(n), &rd_kafka_topic_partition_list_destroy);
+  for (int p = 0; p < n; ++p) rd_kafka_topic_partition_list_add(tps.get(), topic.c_str(), p);
+  rd_kafka_resp_err_t e = rd_kafka_committed(rk.get(), tps.get(), 15000);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(std::string("committed: ") + rd_kafka_err2str(e));
+  std::map<int32_t, int64_t> out;
+  for (int i = 0; i < tps->cnt; ++i) out[tps->elems[i].partition] = tps->elems[i].offset;
+  rd_kafka_consumer_close(rk.get());
+  return out;
+}
+
+std::vector<ConsumedRecord> consume_all(const std::string& bootstrap, const std::string& topic, size_t expected,
+                                        std::chrono::milliseconds timeout) {
+  Handle rk = make_handle(RD_KAFKA_CONSUMER, bootstrap,
+                          {{"group.id", "cdc2doris-test-reader"}, {"enable.auto.commit", "false"},
+                           {"enable.partition.eof", "false"}});
+  rd_kafka_poll_set_consumer(rk.get());
+  int n = partition_count(rk.get(), topic);
+  TopicPartitions tps(rd_kafka_topic_partition_list_new(n), &rd_kafka_topic_partition_list_destroy);
+  for (int p = 0; p < n; ++p)
+    rd_kafka_topic_partition_list_add(tps.get(), topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  if (rd_kafka_assign(rk.get(), tps.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error("assign failed");
+  std::vector<ConsumedRecord> out;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (out.size() < expected && std::chrono::steady_clock::now() < deadline) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk.get(), 100);
+    if (m == nullptr) continue;
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      ConsumedRecord r;
+      r.topic = rd_kafka_topic_name(m->rkt);
+      r.partition = m->partition;
+      r.offset = m->offset;
+      if (m->key) r.key.emplace(static_cast<const char*>(m->key), m->key_len);
+      if (m->payload) r.value.emplace(static_cast<const char*>(m->payload), m->len);
+      rd_kafka_headers_t* h = nullptr;
+      if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        const char* name;
+        const void* val;
+        size_t sz;
+        for (size_t i = 0; rd_kafka_header_get_all(h, i, &name, &val, &sz) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i)
+          r.headers.emplace_back(name, std::string(static_cast<const char*>(val), sz));
+      }
+      out.push_back(std::move(r));
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(rk.get());
+  return out;
+}
+
+}  // namespace cdc2doris::test

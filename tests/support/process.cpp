@@ -1,0 +1,157 @@
+#include "tests/support/process.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdexcept>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "tests/support/cleanup.hpp"
+
+extern char** environ;
+
+namespace cdc2doris::test {
+
+namespace {
+int decode_status(int st) {
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+  return -1;
+}
+}  // namespace
+
+Process::Process(ProcessOptions opts) : opts_(std::move(opts)) {
+  if (opts_.argv.empty()) throw std::runtime_error("Process: empty argv");
+  int out_pipe[2] = {-1, -1};
+  if (opts_.stdout_file.empty() && ::pipe2(out_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error("Process: pipe failed");
+
+  // Everything the child needs is prepared before fork: only async-signal-safe
+  // calls happen between fork and exec.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && opts_.env.count(kv.substr(0, eq))) continue;
+    env_strings.push_back(std::move(kv));
+  }
+  for (const auto& [k, v] : opts_.env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, argv;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  for (auto& s : opts_.argv) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("Process: fork failed");
+  if (pid == 0) {
+    // Dies with the test even when the test is SIGKILLed.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    if (!opts_.stdout_file.empty()) {
+      int fd = ::open(opts_.stdout_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd >= 0) ::dup2(fd, 1);
+    } else {
+      ::dup2(out_pipe[1], 1);
+    }
+    if (!opts_.stderr_file.empty()) {
+      int fd = ::open(opts_.stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd >= 0) ::dup2(fd, 2);
+    }
+    if (!opts_.cwd.empty() && ::chdir(opts_.cwd.c_str()) != 0) ::_exit(127);
+    // Signals ignored by the test (SIGPIPE) must not stay ignored in the child.
+    ::signal(SIGPIPE, SIG_DFL);
+    ::execvpe(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  pid_ = pid;
+  cleanup::add_pid(pid_);
+  if (out_pipe[1] >= 0) ::close(out_pipe[1]);
+  stdout_fd_ = out_pipe[0];
+}
+
+Process::~Process() {
+  if (pid_ > 0 && !status_) {
+    ::kill(pid_, SIGKILL);
+    wait(std::chrono::seconds(30));
+  }
+  if (stdout_fd_ >= 0) ::close(stdout_fd_);
+  cleanup::remove_pid(pid_);
+}
+
+bool Process::running() {
+  if (status_) return false;
+  int st = 0;
+  pid_t r = ::waitpid(pid_, &st, WNOHANG);
+  if (r == pid_) {
+    status_ = decode_status(st);
+    cleanup::remove_pid(pid_);
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::string> Process::read_line(std::chrono::milliseconds timeout) {
+  if (stdout_fd_ < 0) return std::nullopt;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (auto nl = buffered_.find('\n'); nl != std::string::npos) {
+      std::string line = buffered_.substr(0, nl);
+      buffered_.erase(0, nl + 1);
+      return line;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd pfd{stdout_fd_, POLLIN, 0};
+    int r = ::poll(&pfd, 1, static_cast<int>(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return std::nullopt;
+    char buf[4096];
+    ssize_t n = ::read(stdout_fd_, buf, sizeof buf);
+    if (n <= 0) return std::nullopt;
+    buffered_.append(buf, static_cast<size_t>(n));
+  }
+}
+
+void Process::signal(int sig) {
+  if (running()) ::kill(pid_, sig);
+}
+
+std::optional<int> Process::wait(std::chrono::milliseconds timeout) {
+  if (status_) return status_;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int st = 0;
+    pid_t r = ::waitpid(pid_, &st, WNOHANG);
+    if (r == pid_) {
+      status_ = decode_status(st);
+      cleanup::remove_pid(pid_);
+      return status_;
+    }
+    if (r < 0 && errno != EINTR) return std::nullopt;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+int Process::stop(std::chrono::milliseconds grace) {
+  if (status_) return *status_;
+  ::kill(pid_, SIGTERM);
+  if (auto st = wait(grace)) return *st;
+  ::kill(pid_, SIGKILL);
+  return wait(std::chrono::seconds(30)).value_or(-1);
+}
+
+void Process::kill9() {
+  if (status_) return;
+  ::kill(pid_, SIGKILL);
+  wait(std::chrono::seconds(30));
+}
+
+}  // namespace cdc2doris::test
