@@ -1,0 +1,72 @@
+#include "state/dir_lock.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "state/checkpoint_store.hpp"
+
+namespace cdc2doris::state {
+
+namespace {
+std::string errno_text(int e) { return std::strerror(e); }
+}  // namespace
+
+std::optional<pid_t> DirLock::read_holder(const std::filesystem::path& dir) {
+  int fd = ::open((dir / kFileName).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buf[32] = {};
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  char* end = nullptr;
+  long pid = std::strtol(buf, &end, 10);
+  if (end == buf || pid <= 0) return std::nullopt;
+  return static_cast<pid_t>(pid);
+}
+
+DirLock::DirLock(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw StateError(StateError::Kind::Io, "cannot create state directory " + dir.string() + ": " + ec.message());
+  }
+  auto file = dir / kFileName;
+  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw StateError(StateError::Kind::Io, "cannot open " + file.string() + ": " + errno_text(errno));
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (e == EWOULDBLOCK) {
+      auto holder = read_holder(dir);
+      std::string who = holder ? "pid " + std::to_string(*holder) : "a process that has not written its pid yet";
+      throw StateError(StateError::Kind::Locked, "state directory " + dir.string() + " is in use by " + who +
+                                                     " (lock file " + file.string() +
+                                                     "); stop that cdc2doris or set another state path");
+    }
+    throw StateError(StateError::Kind::Io, "cannot lock " + file.string() + ": " + errno_text(e));
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    int e = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw StateError(StateError::Kind::Io, "cannot write " + file.string() + ": " + errno_text(e));
+  }
+}
+
+DirLock::~DirLock() {
+  if (fd_ < 0) return;
+  // An empty pid file tells a reader nobody holds the directory; the flock
+  // itself is released by close().
+  (void)!::ftruncate(fd_, 0);
+  ::close(fd_);
+}
+
+}  // namespace cdc2doris::state
