@@ -1,0 +1,263 @@
+// RocksDB-specific behaviour: durability across a killed process, locking,
+// format versioning and corruption handling.
+#include <catch2/catch.hpp>
+#include <rocksdb/db.h>
+
+#include <csignal>
+#include <fstream>
+
+#include "state/codec.hpp"
+#include "state/dir_lock.hpp"
+#include "tests/state/store_fixtures.hpp"
+#include "tests/support/process.hpp"
+
+using namespace cdc2doris::state;
+using namespace cdc2doris::state::testing;
+using cdc2doris::test::Process;
+using cdc2doris::test::ProcessOptions;
+using cdc2doris::test::TempDir;
+using Catch::Matchers::Contains;
+using namespace std::chrono_literals;
+
+namespace {
+
+RocksStoreOptions opts(const std::filesystem::path& p, size_t retain = 100) {
+  RocksStoreOptions o;
+  o.path = p;
+  o.retain_epochs = retain;
+  return o;
+}
+
+StateError open_error(const std::filesystem::path& p) {
+  try {
+    RocksCheckpointStore s(opts(p));
+  } catch (const StateError& e) {
+    return e;
+  }
+  FAIL("opening " << p << " should have failed");
+  return StateError(StateError::Kind::Io, "unreachable");
+}
+
+// Writes raw keys behind the store's back, then flushes them into a table file.
+void raw_put(const std::filesystem::path& p, const std::string& key, const std::string& value) {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  rocksdb::DB* db = nullptr;
+  REQUIRE(rocksdb::DB::Open(o, p.string(), &db).ok());
+  REQUIRE(db->Put(rocksdb::WriteOptions(), key, value).ok());
+  REQUIRE(db->Flush(rocksdb::FlushOptions()).ok());
+  REQUIRE(db->Close().ok());
+  delete db;
+}
+
+std::string epoch_key(uint64_t e) {
+  std::string k = "e/";
+  codec::put_be64(k, e);
+  return k;
+}
+
+std::unique_ptr<Process> spawn_child(const std::filesystem::path& dir, const char* mode) {
+  ProcessOptions po;
+  po.argv = {CDC2DORIS_STATE_CHILD, dir.string(), mode};
+  auto p = std::make_unique<Process>(po);
+  auto line = p->read_line(30s);
+  REQUIRE(line);
+  REQUIRE(*line == "ready");
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a second open in the same process names the pid and the path", "[state][lock]") {
+  TempDir dir;
+  RocksCheckpointStore first(opts(dir / "s"));
+  StateError e = open_error(dir / "s");
+  CHECK(e.kind() == StateError::Kind::Locked);
+  CHECK_THAT(e.what(), Contains("pid " + std::to_string(::getpid())));
+  CHECK_THAT(e.what(), Contains((dir / "s").string()));
+}
+
+TEST_CASE("a store held by another process names that process' pid", "[state][lock]") {
+  TempDir dir;
+  auto child = spawn_child(dir / "s", "hold");
+  StateError e = open_error(dir / "s");
+  CHECK(e.kind() == StateError::Kind::Locked);
+  CHECK_THAT(e.what(), Contains("pid " + std::to_string(child->pid())));
+  CHECK_THAT(e.what(), Contains((dir / "s").string()));
+  child->kill9();
+  child->wait(10s);
+  // The kernel drops the flock with the process; the stale pid file is fine.
+  RocksCheckpointStore s(opts(dir / "s"));
+  CHECK_FALSE(s.latest());
+  CHECK(DirLock::read_holder(dir / "s") == ::getpid());
+}
+
+TEST_CASE("a RocksDB LOCK held by a foreign tool is reported as locked", "[state][lock]") {
+  TempDir dir;
+  { RocksCheckpointStore init(opts(dir / "s")); }
+  rocksdb::Options o;
+  rocksdb::DB* db = nullptr;
+  REQUIRE(rocksdb::DB::Open(o, (dir / "s").string(), &db).ok());
+  StateError e = open_error(dir / "s");
+  CHECK(e.kind() == StateError::Kind::Locked);
+  CHECK_THAT(e.what(), Contains("RocksDB LOCK"));
+  REQUIRE(db->Close().ok());
+  delete db;
+}
+
+TEST_CASE("writes survive the process being killed right after them", "[state][crash]") {
+  TempDir dir;
+  auto child = spawn_child(dir / "s", "crash-after-writes");
+  auto status = child->wait(30s);
+  REQUIRE(status);
+  CHECK(*status == 128 + SIGKILL);
+
+  RocksCheckpointStore s(opts(dir / "s"));
+  auto all = s.list();
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].state == EpochState::Committed);
+  CHECK(all[1].state == EpochState::Committed);
+  CHECK(all[2].state == EpochState::Precommitted);
+  // mark_txn_committed is not fsync'd but is in the WAL, which survives a
+  // process crash (only a machine crash can lose it).
+  CHECK(all[2].txns[0].committed);
+  CHECK_FALSE(all[2].txns[1].committed);
+  CHECK(s.committed_offsets()[TopicPartition{"t", 0}] == CommittedOffset{30, 2});
+  s.put_epoch(make_epoch(4));
+  CHECK(s.latest()->epoch == 4);
+}
+
+TEST_CASE("a state written by a newer format is refused clearly", "[state][format]") {
+  TempDir dir;
+  { RocksCheckpointStore init(opts(dir / "s")); }
+  std::string v;
+  codec::put_be32(v, kStateFormatVersion + 1);
+  raw_put(dir / "s", "m/format", v);
+  StateError e = open_error(dir / "s");
+  CHECK(e.kind() == StateError::Kind::NewerFormat);
+  CHECK_THAT(e.what(), Contains("format " + std::to_string(kStateFormatVersion + 1)));
+  CHECK_THAT(e.what(), Contains((dir / "s").string()));
+}
+
+TEST_CASE("data without a format key is corrupt, not silently adopted", "[state][corrupt]") {
+  TempDir dir;
+  raw_put(dir / "s", "x/whatever", "1");
+  StateError e = open_error(dir / "s");
+  CHECK(e.kind() == StateError::Kind::Corrupt);
+  CHECK_THAT(e.what(), Contains("no format version"));
+}
+
+TEST_CASE("an undecodable value is reported with its key", "[state][corrupt]") {
+  TempDir dir;
+  { RocksCheckpointStore init(opts(dir / "s")); }
+  raw_put(dir / "s", epoch_key(7), std::string("\x01\xff\xff", 3));
+  RocksCheckpointStore s(opts(dir / "s"));
+  try {
+    s.get(7);
+    FAIL("get should throw");
+  } catch (const StateError& e) {
+    CHECK(e.kind() == StateError::Kind::Corrupt);
+    CHECK_THAT(e.what(), Contains("e/\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x07"));
+  }
+  CHECK_THROWS_AS(s.list(), StateError);
+  CHECK_THROWS_AS(s.latest(), StateError);
+}
+
+TEST_CASE("a lost txn key is detected", "[state][corrupt]") {
+  TempDir dir;
+  {
+    RocksCheckpointStore s(opts(dir / "s"));
+    s.put_epoch(make_epoch(3, {"a", "b"}));
+  }
+  {
+    rocksdb::DB* db = nullptr;
+    REQUIRE(rocksdb::DB::Open(rocksdb::Options(), (dir / "s").string(), &db).ok());
+    std::string k = "x/";
+    codec::put_be64(k, 3);
+    codec::put_str(k, "db");
+    k += "a";
+    REQUIRE(db->Delete(rocksdb::WriteOptions(), k).ok());
+    REQUIRE(db->Close().ok());
+    delete db;
+  }
+  RocksCheckpointStore s(opts(dir / "s"));
+  try {
+    s.get(3);
+    FAIL("get should throw");
+  } catch (const StateError& e) {
+    CHECK(e.kind() == StateError::Kind::Corrupt);
+    CHECK_THAT(e.what(), Contains("announces 2 table txns but has 1"));
+  }
+}
+
+TEST_CASE("a damaged table file is reported at open", "[state][corrupt]") {
+  TempDir dir;
+  {
+    RocksCheckpointStore s(opts(dir / "s"));
+    for (uint64_t e = 1; e <= 20; ++e) s.put_epoch(make_epoch(e));
+  }
+  raw_put(dir / "s", "m/format", [] {
+    std::string v;
+    codec::put_be32(v, kStateFormatVersion);
+    return v;
+  }());  // forces a flush, so the epochs are in a .sst file
+  std::filesystem::path sst;  // the largest table file holds the epochs
+  uintmax_t largest = 0;
+  for (const auto& ent : std::filesystem::directory_iterator(dir / "s")) {
+    if (ent.path().extension() == ".sst" && ent.file_size() > largest) {
+      sst = ent.path();
+      largest = ent.file_size();
+    }
+  }
+  REQUIRE_FALSE(sst.empty());
+  {
+    std::fstream f(sst, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(64);
+    const char junk[16] = {'C', 'O', 'R', 'R', 'U', 'P', 'T', '!', 'C', 'O', 'R', 'R', 'U', 'P', 'T', '!'};
+    f.write(junk, sizeof junk);
+  }
+  StateError e = open_error(dir / "s");
+  CHECK(e.kind() == StateError::Kind::Corrupt);
+  CHECK_THAT(e.what(), Contains("corrupt"));
+  CHECK_THAT(e.what(), Contains((dir / "s").string()));
+}
+
+TEST_CASE("a missing CURRENT file is corruption, not a fresh store", "[state][corrupt]") {
+  TempDir dir;
+  {
+    RocksCheckpointStore s(opts(dir / "s"));
+    s.put_epoch(make_epoch(1));
+  }
+  std::filesystem::remove(dir / "s" / "CURRENT");
+  StateError e = open_error(dir / "s");
+  CHECK(e.kind() == StateError::Kind::Corrupt);
+  CHECK_THAT(e.what(), Contains("CURRENT is missing"));
+}
+
+TEST_CASE("close reports and then refuses further use", "[state]") {
+  TempDir dir;
+  RocksCheckpointStore s(opts(dir / "s"));
+  s.put_epoch(make_epoch(1));
+  s.close();
+  s.close();  // idempotent
+  CHECK_THROWS_AS(s.latest(), StateError);
+  // The lock went with the close.
+  RocksCheckpointStore again(opts(dir / "s"));
+  CHECK(again.latest()->epoch == 1);
+}
+
+TEST_CASE("thousands of epochs with retention stay small", "[state]") {
+  TempDir dir;
+  RocksCheckpointStore s(opts(dir / "s", 5));
+  for (uint64_t e = 1; e <= 2000; ++e) {
+    s.put_epoch(make_epoch(e, {"a", "b", "c"}));
+    s.set_state(e, EpochState::Committed);
+  }
+  CHECK(s.list().size() == 5);
+  CHECK(s.latest()->epoch == 2000);
+  uintmax_t bytes = 0;
+  for (const auto& ent : std::filesystem::recursive_directory_iterator(dir / "s")) {
+    if (ent.is_regular_file()) bytes += ent.file_size();
+  }
+  CHECK(bytes < 16u * 1024 * 1024);
+}
