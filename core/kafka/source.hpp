@@ -1,8 +1,8 @@
 #pragma once
 // The Kafka side of the pipeline (issue 6 §1, §7, §8, §10), behind an
 // interface so the pipeline's tests can use a fake. The real implementation
-// is KafkaSource (core/kafka/kafka_source.hpp); docs/kafka-source.md has the
-// thread model and the rebalance/epoch hand-off.
+// comes from make_kafka_source() (core/kafka/kafka_source.cpp); see
+// docs/kafka-source.md for the thread model and the rebalance/epoch hand-off.
 //
 // Threads: one "poll thread" (the pipeline's) calls every Source method;
 // RebalanceListener callbacks run on that thread, inside poll() or close().

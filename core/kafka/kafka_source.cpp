@@ -1,0 +1,515 @@
+// Source over librdkafka's high-level consumer (C API).
+#include <librdkafka/rdkafka.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "core/kafka/errors.hpp"
+#include "core/kafka/rdkafka_util.hpp"
+#include "core/kafka/source.hpp"
+
+namespace cdc2doris::kafka {
+
+namespace rk {
+void log_cb(const rd_kafka_t* h, int level, const char* fac, const char* buf) {
+  // syslog levels: 0..3 error, 4 warning, 5..6 info, 7 debug.
+  auto lvl = level <= 3 ? spdlog::level::err
+             : level == 4 ? spdlog::level::warn
+             : level <= 6 ? spdlog::level::info
+                          : spdlog::level::debug;
+  spdlog::log(lvl, "librdkafka: name={} facility={} message={}", rd_kafka_name(h), fac, buf);
+}
+}  // namespace rk
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int to_ms(std::chrono::milliseconds d) {
+  return static_cast<int>(std::clamp<int64_t>(d.count(), 0, std::numeric_limits<int>::max()));
+}
+
+ErrorContext tp_context(const TopicPartition& tp) {
+  ErrorContext c;
+  c.topic = tp.topic;
+  c.partition = tp.partition;
+  return c;
+}
+
+// Keeps librdkafka messages alive for the views in a MessageBatch. The
+// counter lets close() wait until the pipeline released every batch, because
+// rd_kafka_destroy() must not run while messages are outstanding.
+class RdMessages final : public MessageBatch::Owner {
+ public:
+  RdMessages(std::vector<rd_kafka_message_t*> msgs, std::shared_ptr<std::atomic<int64_t>> outstanding)
+      : msgs_(std::move(msgs)), outstanding_(std::move(outstanding)) {
+    outstanding_->fetch_add(1);
+  }
+  ~RdMessages() override {
+    for (auto* m : msgs_) rd_kafka_message_destroy(m);
+    outstanding_->fetch_sub(1);
+  }
+
+ private:
+  std::vector<rd_kafka_message_t*> msgs_;
+  std::shared_ptr<std::atomic<int64_t>> outstanding_;
+};
+
+class KafkaSource final : public Source {
+ public:
+  explicit KafkaSource(SourceConfig cfg) : topics_(std::move(cfg.topics)) {
+    if (topics_.empty()) throw std::invalid_argument("Kafka source: no topics configured");
+    auto& props = cfg.properties;
+    for (const char* forced : {"enable.auto.commit", "enable.auto.offset.store"}) {
+      auto it = props.find(forced);
+      if (it != props.end() && it->second != "false") {
+        throw std::invalid_argument(std::string("Kafka property ") + forced +
+                                    " must be false: offsets are committed only after the epoch is in Doris");
+      }
+      props[forced] = "false";
+    }
+    if (!props.contains("group.id")) throw std::invalid_argument("Kafka property group.id is required");
+    props.try_emplace("partition.assignment.strategy", "cooperative-sticky");
+    props.try_emplace("auto.offset.reset", "earliest");
+    spdlog::info("Kafka source config: topics={} properties={}", fmt_topics(), fmt_props(redact(props)));
+
+    rk::Conf conf = rk::make_conf(props);
+    rd_kafka_conf_set_opaque(conf.get(), this);
+    rd_kafka_conf_set_rebalance_cb(conf.get(), &KafkaSource::rebalance_trampoline);
+    rd_kafka_conf_set_error_cb(conf.get(), &KafkaSource::error_trampoline);
+    rd_kafka_conf_set_log_cb(conf.get(), &rk::log_cb);
+    char errstr[512];
+    rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr, sizeof errstr);
+    if (rk_ == nullptr) throw std::invalid_argument(std::string("Kafka consumer: ") + errstr);
+    conf.release();  // owned by rk_ now
+    // Errors and logs are served by consumer_poll on the poll thread, so the
+    // callbacks need no locking.
+    rd_kafka_poll_set_consumer(rk_);
+  }
+
+  ~KafkaSource() override {
+    if (rk_ != nullptr) {
+      if (auto e = close(std::chrono::seconds(10))) spdlog::warn("Kafka source close: {}", e->what());
+    }
+  }
+
+  void subscribe(RebalanceListener& listener) override {
+    listener_ = &listener;
+    rk::List l(rd_kafka_topic_partition_list_new(static_cast<int>(topics_.size())));
+    for (const auto& t : topics_) rd_kafka_topic_partition_list_add(l.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
+    rd_kafka_resp_err_t err = rd_kafka_subscribe(handle(), l.get());
+    if (err) throw std::runtime_error(make_error(err, "subscribe to " + fmt_topics()).what());
+  }
+
+  PollResult poll(std::chrono::milliseconds timeout, size_t max_messages) override {
+    PollResult out;
+    if (rk_ == nullptr) {
+      out.errors.emplace_back(Disposition::Fatal, "Kafka source is closed");
+      return out;
+    }
+    in_poll_ = true;
+    pending_.clear();
+    int wait_ms = to_ms(timeout);
+    while (pending_.size() < max_messages) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, wait_ms);
+      wait_ms = 0;  // after the first record take only what is already fetched
+      if (m == nullptr) break;
+      if (m->err) {
+        handle_message_error(m);
+        rd_kafka_message_destroy(m);
+        continue;
+      }
+      pending_.push_back(m);
+    }
+    in_poll_ = false;
+    out.batch = make_batch(std::move(pending_));
+    pending_ = {};
+    out.errors = std::move(errors_);
+    out.transient = std::move(transient_);
+    errors_.clear();
+    transient_.clear();
+    return out;
+  }
+
+  std::optional<Error> seek(const TopicPartition& tp, int64_t offset, std::chrono::milliseconds timeout) override {
+    if (rk_ == nullptr) return closed_error();
+    rk::List l = rk::make_list({tp});
+    l->elems[0].offset = offset;
+    rk::ErrorPtr e(rd_kafka_seek_partitions(rk_, l.get(), to_ms(timeout)));
+    ErrorContext ctx = tp_context(tp);
+    ctx.offset = offset;
+    if (e) return make_error(rd_kafka_error_code(e.get()), "seek", ctx);
+    if (l->elems[0].err) return make_error(l->elems[0].err, "seek", ctx);
+    return std::nullopt;
+  }
+
+  std::optional<Error> pause(const std::vector<TopicPartition>& tps) override {
+    return pause_resume(tps, true);
+  }
+  std::optional<Error> resume(const std::vector<TopicPartition>& tps) override {
+    return pause_resume(tps, false);
+  }
+
+  std::optional<Error> commit(const OffsetMap& offsets, const std::string& metadata) override {
+    if (rk_ == nullptr) return closed_error();
+    if (offsets.empty()) return std::nullopt;
+    rk::List l(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
+    for (const auto& [tp, off] : offsets) {
+      auto* e = rd_kafka_topic_partition_list_add(l.get(), tp.topic.c_str(), tp.partition);
+      e->offset = off;
+      if (!metadata.empty()) {
+        // librdkafka frees metadata with the list, so it needs its own copy.
+        e->metadata = std::malloc(metadata.size());
+        std::memcpy(e->metadata, metadata.data(), metadata.size());
+        e->metadata_size = metadata.size();
+      }
+    }
+    rd_kafka_resp_err_t err = rd_kafka_commit(rk_, l.get(), 0);
+    if (err) return make_error(err, "commit offsets");
+    for (int i = 0; i < l->cnt; ++i) {
+      if (l->elems[i].err) {
+        return make_error(l->elems[i].err, "commit offsets",
+                          tp_context(TopicPartition{l->elems[i].topic, l->elems[i].partition}));
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::variant<OffsetMap, Error> committed(const std::vector<TopicPartition>& tps,
+                                           std::chrono::milliseconds timeout) override {
+    if (rk_ == nullptr) return *closed_error();
+    OffsetMap out;
+    if (tps.empty()) return out;
+    rk::List l = rk::make_list(tps);
+    rd_kafka_resp_err_t err = rd_kafka_committed(rk_, l.get(), to_ms(timeout));
+    if (err) return make_error(err, "read committed offsets");
+    for (int i = 0; i < l->cnt; ++i) {
+      const auto& e = l->elems[i];
+      TopicPartition tp{e.topic, e.partition};
+      if (e.err) return make_error(e.err, "read committed offsets", tp_context(tp));
+      if (e.offset >= 0) out[tp] = e.offset;
+    }
+    return out;
+  }
+
+  std::vector<TopicPartition> assignment() override {
+    if (rk_ == nullptr) return {};
+    rd_kafka_topic_partition_list_t* raw = nullptr;
+    if (rd_kafka_assignment(rk_, &raw) != RD_KAFKA_RESP_ERR_NO_ERROR) return {};
+    rk::List l(raw);
+    auto v = rk::to_vector(l.get());
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+
+  std::vector<PartitionLag> lag() override {
+    std::vector<PartitionLag> out;
+    rd_kafka_t* h = rk_;
+    if (h == nullptr) return out;
+    rd_kafka_topic_partition_list_t* raw = nullptr;
+    if (rd_kafka_assignment(h, &raw) != RD_KAFKA_RESP_ERR_NO_ERROR) return out;
+    rk::List l(raw);
+    rd_kafka_position(h, l.get());
+    for (int i = 0; i < l->cnt; ++i) {
+      const auto& e = l->elems[i];
+      PartitionLag pl;
+      pl.tp = TopicPartition{e.topic, e.partition};
+      if (e.offset >= 0) pl.position = e.offset;
+      int64_t low = -1, high = -1;
+      // Cached from fetch responses: no broker round trip on a metrics scrape.
+      if (rd_kafka_get_watermark_offsets(h, e.topic, e.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+          high >= 0) {
+        pl.high_watermark = high;
+      }
+      if (pl.position && pl.high_watermark) pl.lag = std::max<int64_t>(0, *pl.high_watermark - *pl.position);
+      out.push_back(std::move(pl));
+    }
+    std::sort(out.begin(), out.end(), [](const PartitionLag& a, const PartitionLag& b) { return a.tp < b.tp; });
+    return out;
+  }
+
+  std::optional<Error> close(std::chrono::milliseconds timeout) override {
+    if (rk_ == nullptr) return std::nullopt;
+    auto deadline = Clock::now() + timeout;
+    std::optional<Error> result;
+    // rd_kafka_destroy() must not run while the pipeline still holds messages.
+    while (outstanding_->load() > 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (outstanding_->load() > 0) {
+      result = Error(Disposition::Retry, "Kafka source close: message batches still held at the deadline");
+    }
+
+    bool closed = false;
+    if (!result) {
+      // The asynchronous close lets us bound the wait: the group leave and the
+      // final revoke (served here, so on_revoke runs on this thread) may hang
+      // on an unreachable coordinator.
+      rd_kafka_queue_t* q = rd_kafka_queue_new(rk_);
+      rk::ErrorPtr e(rd_kafka_consumer_close_queue(rk_, q));
+      if (e) {
+        result = Error(Disposition::Retry, std::string("Kafka source close: ") + rd_kafka_error_string(e.get()));
+      } else {
+        while (!(closed = rd_kafka_consumer_closed(rk_)) && Clock::now() < deadline) {
+          rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 50);
+          if (ev != nullptr) {
+            handle_close_event(ev);
+            rd_kafka_event_destroy(ev);
+          }
+        }
+        if (!closed) {
+          result = Error(Disposition::Retry, "Kafka source close timed out after " +
+                                                 std::to_string(timeout.count()) +
+                                                 " ms; the group reassigns the partitions after session.timeout.ms");
+        }
+      }
+      rd_kafka_queue_destroy(q);
+    }
+    if (!result && !errors_.empty()) result = errors_.front();
+    if (outstanding_->load() == 0) {
+      rd_kafka_destroy_flags(rk_, closed ? 0 : RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    } else {
+      // Destroying under live messages would hang or crash; leaking the handle
+      // at shutdown is the lesser evil.
+      spdlog::error("Kafka source: leaking the consumer handle, {} batches still held", outstanding_->load());
+    }
+    rk_ = nullptr;
+    return result;
+  }
+
+ private:
+  rd_kafka_t* handle() {
+    if (rk_ == nullptr) throw std::logic_error("Kafka source is closed");
+    return rk_;
+  }
+
+  static std::optional<Error> closed_error() { return Error(Disposition::Fatal, "Kafka source is closed"); }
+
+  std::string fmt_topics() const {
+    std::string s;
+    for (const auto& t : topics_) s += (s.empty() ? "" : ",") + t;
+    return s;
+  }
+  static std::string fmt_props(const std::map<std::string, std::string>& p) {
+    std::string s;
+    for (const auto& [k, v] : p) s += (s.empty() ? "" : " ") + k + "=" + v;
+    return s;
+  }
+
+  std::optional<Error> pause_resume(const std::vector<TopicPartition>& tps, bool pause) {
+    if (rk_ == nullptr) return closed_error();
+    if (tps.empty()) return std::nullopt;
+    rk::List l = rk::make_list(tps);
+    rd_kafka_resp_err_t err = pause ? rd_kafka_pause_partitions(rk_, l.get()) : rd_kafka_resume_partitions(rk_, l.get());
+    const char* what = pause ? "pause" : "resume";
+    if (err) return make_error(err, what);
+    for (int i = 0; i < l->cnt; ++i) {
+      if (l->elems[i].err) {
+        return make_error(l->elems[i].err, what, tp_context(TopicPartition{l->elems[i].topic, l->elems[i].partition}));
+      }
+    }
+    return std::nullopt;
+  }
+
+  void record(Error e, ErrorClass c) {
+    if (c == ErrorClass::Transient) {
+      spdlog::warn("Kafka source: {}", e.what());
+      transient_.push_back(std::move(e));
+    } else {
+      spdlog::error("Kafka source: {}", e.what());
+      errors_.push_back(std::move(e));
+    }
+  }
+
+  void handle_message_error(const rd_kafka_message_t* m) {
+    ErrorClass c = classify(m->err);
+    if (c == ErrorClass::Ignore) return;
+    ErrorContext ctx;
+    if (m->rkt != nullptr) {
+      ctx.topic = rd_kafka_topic_name(m->rkt);
+      ctx.partition = m->partition;
+      if (m->offset >= 0) ctx.offset = m->offset;
+    }
+    std::string detail = rd_kafka_message_errstr(m);
+    record(make_error(m->err, "consume (" + detail + ")", std::move(ctx)), c);
+  }
+
+  static void error_trampoline(rd_kafka_t* h, int err, const char* reason, void* opaque) {
+    auto* self = static_cast<KafkaSource*>(opaque);
+    auto code = static_cast<rd_kafka_resp_err_t>(err);
+    std::string why = reason;
+    if (code == RD_KAFKA_RESP_ERR__FATAL) {
+      char buf[512];
+      code = rd_kafka_fatal_error(h, buf, sizeof buf);
+      why = buf;
+      self->record(Error(Disposition::Fatal, std::string("Kafka: fatal consumer error: ") + rd_kafka_err2name(code) +
+                                                 ": " + why),
+                   ErrorClass::Fatal);
+      return;
+    }
+    ErrorClass c = classify(code);
+    if (c == ErrorClass::Ignore) return;
+    self->record(make_error(code, why), c);
+  }
+
+  static void rebalance_trampoline(rd_kafka_t* h, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts,
+                                   void* opaque) {
+    static_cast<KafkaSource*>(opaque)->on_rebalance(h, err, parts);
+  }
+
+  void on_rebalance(rd_kafka_t* h, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
+    bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(h), "COOPERATIVE") == 0;
+    auto tps = rk::to_vector(parts);
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      OffsetMap starts;
+      bool listener_failed = false;
+      try {
+        if (listener_ != nullptr) starts = listener_->on_assign(tps);
+      } catch (const std::exception& ex) {
+        listener_failed = true;
+        record(Error(Disposition::Fatal, std::string("rebalance listener failed on assign: ") + ex.what()),
+               ErrorClass::Fatal);
+      }
+      for (int i = 0; i < parts->cnt; ++i) {
+        auto& e = parts->elems[i];
+        auto it = starts.find(TopicPartition{e.topic, e.partition});
+        // INVALID = the group's committed offset, else auto.offset.reset.
+        e.offset = it != starts.end() ? it->second : RD_KAFKA_OFFSET_INVALID;
+      }
+      spdlog::info("Kafka source: assigned partitions={} protocol={}", fmt_list(parts),
+                   cooperative ? "cooperative" : "eager");
+      assign(h, parts, cooperative, true);
+      // Without the pipeline's offsets nothing may be consumed; the Fatal
+      // error above stops the pipeline.
+      if (listener_failed) rd_kafka_pause_partitions(h, parts);
+    } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+      bool lost = rd_kafka_assignment_lost(h) != 0;
+      std::set<TopicPartition> gone(tps.begin(), tps.end());
+      drop_pending(gone);
+      spdlog::info("Kafka source: revoking partitions={} lost={}", fmt_list(parts), lost);
+      try {
+        if (listener_ != nullptr) listener_->on_revoke(tps, lost);
+      } catch (const std::exception& ex) {
+        record(Error(Disposition::Fatal, std::string("rebalance listener failed on revoke: ") + ex.what()),
+               ErrorClass::Fatal);
+      }
+      assign(h, parts, cooperative, false);
+    } else {
+      record(make_error(err, "rebalance"), ErrorClass::Retry);
+      assign(h, nullptr, false, false);
+    }
+  }
+
+  void assign(rd_kafka_t* h, rd_kafka_topic_partition_list_t* parts, bool cooperative, bool add) {
+    if (cooperative) {
+      rk::ErrorPtr e(add ? rd_kafka_incremental_assign(h, parts) : rd_kafka_incremental_unassign(h, parts));
+      if (e) record(make_error(rd_kafka_error_code(e.get()), add ? "incremental assign" : "incremental unassign"), ErrorClass::Retry);
+    } else {
+      rd_kafka_resp_err_t err = rd_kafka_assign(h, add ? parts : nullptr);
+      if (err) record(make_error(err, add ? "assign" : "unassign"), ErrorClass::Retry);
+    }
+  }
+
+  // Records of revoked partitions fetched in this poll() but not yet returned
+  // would reach the pipeline after it closed their epoch; the next owner
+  // reads them from the committed offset instead.
+  void drop_pending(const std::set<TopicPartition>& gone) {
+    if (!in_poll_) return;
+    auto keep = std::remove_if(pending_.begin(), pending_.end(), [&](rd_kafka_message_t* m) {
+      if (gone.contains(TopicPartition{rd_kafka_topic_name(m->rkt), m->partition})) {
+        rd_kafka_message_destroy(m);
+        return true;
+      }
+      return false;
+    });
+    pending_.erase(keep, pending_.end());
+  }
+
+  void handle_close_event(rd_kafka_event_t* ev) {
+    switch (rd_kafka_event_type(ev)) {
+      case RD_KAFKA_EVENT_REBALANCE:
+        on_rebalance(rk_, rd_kafka_event_error(ev), rd_kafka_event_topic_partition_list(ev));
+        break;
+      case RD_KAFKA_EVENT_ERROR: {
+        auto code = rd_kafka_event_error(ev);
+        ErrorClass c = classify(code);
+        if (c != ErrorClass::Ignore) record(make_error(code, rd_kafka_event_error_string(ev)), c);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  static std::string fmt_list(const rd_kafka_topic_partition_list_t* l) {
+    std::string s;
+    for (int i = 0; i < l->cnt; ++i) {
+      s += (i ? "," : "") + to_string(TopicPartition{l->elems[i].topic, l->elems[i].partition});
+      if (l->elems[i].offset >= 0) s += "@" + std::to_string(l->elems[i].offset);
+    }
+    return s;
+  }
+
+  MessageBatch make_batch(std::vector<rd_kafka_message_t*> msgs) {
+    if (msgs.empty()) return {};
+    std::vector<Message> out;
+    out.reserve(msgs.size());
+    auto headers = std::make_unique<std::vector<Header>>();
+    std::vector<std::pair<size_t, size_t>> header_ranges;
+    header_ranges.reserve(msgs.size());
+    for (auto* m : msgs) {
+      Message msg;
+      msg.topic = rd_kafka_topic_name(m->rkt);
+      msg.partition = m->partition;
+      msg.offset = m->offset;
+      if (m->key != nullptr) msg.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
+      if (m->payload != nullptr) msg.value = std::string_view(static_cast<const char*>(m->payload), m->len);
+      rd_kafka_timestamp_type_t tst = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+      msg.timestamp_ms = rd_kafka_message_timestamp(m, &tst);
+      msg.timestamp_type = tst == RD_KAFKA_TIMESTAMP_CREATE_TIME       ? TimestampType::CreateTime
+                           : tst == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? TimestampType::LogAppendTime
+                                                                        : TimestampType::None;
+      size_t first = headers->size();
+      rd_kafka_headers_t* hdrs = nullptr;
+      if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs != nullptr) {
+        const char* name = nullptr;
+        const void* val = nullptr;
+        size_t size = 0;
+        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
+          Header h;
+          h.key = name;
+          if (val != nullptr) h.value = std::string_view(static_cast<const char*>(val), size);
+          headers->push_back(h);
+        }
+      }
+      header_ranges.emplace_back(first, headers->size() - first);
+      out.push_back(msg);
+    }
+    // Spans are set once the header vector stopped growing.
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i].headers = std::span<const Header>(headers->data() + header_ranges[i].first, header_ranges[i].second);
+    }
+    return MessageBatch(std::move(out), std::move(headers), std::make_unique<RdMessages>(std::move(msgs), outstanding_));
+  }
+
+  std::vector<std::string> topics_;
+  rd_kafka_t* rk_ = nullptr;
+  RebalanceListener* listener_ = nullptr;
+  // Poll-thread state; callbacks run inside poll()/close() on that thread.
+  bool in_poll_ = false;
+  std::vector<rd_kafka_message_t*> pending_;
+  std::vector<Error> errors_;
+  std::vector<Error> transient_;
+  std::shared_ptr<std::atomic<int64_t>> outstanding_ = std::make_shared<std::atomic<int64_t>>(0);
+};
+
+}  // namespace
+
+std::unique_ptr<Source> make_kafka_source(SourceConfig cfg) { return std::make_unique<KafkaSource>(std::move(cfg)); }
+
+}  // namespace cdc2doris::kafka

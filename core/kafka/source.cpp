@@ -1,0 +1,40 @@
+#include "core/kafka/source.hpp"
+
+namespace cdc2doris::kafka {
+
+Source::~Source() = default;
+
+std::string to_string(const TopicPartition& tp) { return tp.topic + "[" + std::to_string(tp.partition) + "]"; }
+
+MessageBatch::MessageBatch(std::vector<Message> messages, std::unique_ptr<std::vector<Header>> headers,
+                           std::unique_ptr<Owner> owner)
+    : messages_(std::move(messages)), headers_(std::move(headers)), owner_(std::move(owner)) {
+  for (const auto& m : messages_) {
+    bytes_ += (m.key ? m.key->size() : 0) + (m.value ? m.value->size() : 0);
+    for (const auto& h : m.headers) bytes_ += h.key.size() + (h.value ? h.value->size() : 0);
+  }
+}
+
+MessageBatch& MessageBatch::operator=(MessageBatch&& other) noexcept {
+  if (this != &other) {
+    release();
+    messages_ = std::move(other.messages_);
+    headers_ = std::move(other.headers_);
+    owner_ = std::move(other.owner_);
+    bytes_ = other.bytes_;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+MessageBatch::~MessageBatch() { release(); }
+
+void MessageBatch::release() {
+  // Views first, so nothing can observe them dangling through this object.
+  messages_.clear();
+  headers_.reset();
+  owner_.reset();
+  bytes_ = 0;
+}
+
+}  // namespace cdc2doris::kafka
