@@ -242,14 +242,11 @@ class DorisClient {
   virtual std::future<TxnResult> abort_async(const std::string& db, int64_t txn_id) = 0;
   virtual std::future<TxnResult> commit_by_label_async(const std::string& db, const std::string& label) = 0;
   virtual std::future<TxnResult> abort_by_label_async(const std::string& db, const std::string& label) = 0;
-  TxnResult commit(const std::string& db, int64_t txn_id) { return commit_async(db, txn_id).get(); }
-  TxnResult abort(const std::string& db, int64_t txn_id) { return abort_async(db, txn_id).get(); }
-  TxnResult commit_by_label(const std::string& db, const std::string& label) {
-    return commit_by_label_async(db, label).get();
-  }
-  TxnResult abort_by_label(const std::string& db, const std::string& label) {
-    return abort_by_label_async(db, label).get();
-  }
+  // Blocking forms; a client destroyed meanwhile yields ErrorKind::Shutdown.
+  TxnResult commit(const std::string& db, int64_t txn_id);
+  TxnResult abort(const std::string& db, int64_t txn_id);
+  TxnResult commit_by_label(const std::string& db, const std::string& label);
+  TxnResult abort_by_label(const std::string& db, const std::string& label);
 
   // Reference §3.4: an empty 2PC load with spec.label. Label Already Exists ->
   // its state and txn id; otherwise the probe began a fresh txn, which is

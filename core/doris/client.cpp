@@ -1,0 +1,73 @@
+#include "core/doris/client.hpp"
+
+namespace cdc2doris::doris {
+
+LoadStream::~LoadStream() = default;
+DorisClient::~DorisClient() = default;
+
+const char* to_string(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::Transport: return "transport";
+    case ErrorKind::Timeout: return "timeout";
+    case ErrorKind::ServerError: return "server-error";
+    case ErrorKind::NoBackend: return "no-backend";
+    case ErrorKind::TxnLimit: return "txn-limit";
+    case ErrorKind::TooManyVersions: return "too-many-versions";
+    case ErrorKind::TxnNotPrecommitted: return "txn-not-precommitted";
+    case ErrorKind::LabelExists: return "label-exists";
+    case ErrorKind::DataQuality: return "data-quality";
+    case ErrorKind::TxnGone: return "txn-gone";
+    case ErrorKind::LabelNotRunning: return "label-not-running";
+    case ErrorKind::AlreadyCommitted: return "already-committed";
+    case ErrorKind::BodyTooLarge: return "body-too-large";
+    case ErrorKind::Auth: return "auth";
+    case ErrorKind::UnknownTable: return "unknown-table";
+    case ErrorKind::BadRequest: return "bad-request";
+    case ErrorKind::Cancelled: return "cancelled";
+    case ErrorKind::Shutdown: return "shutdown";
+  }
+  return "?";
+}
+
+const char* to_string(LabelState::State s) {
+  switch (s) {
+    case LabelState::Unused: return "UNUSED";
+    case LabelState::Running: return "RUNNING";
+    case LabelState::Precommitted: return "PRECOMMITTED";
+    case LabelState::Finished: return "FINISHED";
+  }
+  return "?";
+}
+
+const char* to_string(TxnOutcome o) {
+  switch (o) {
+    case TxnOutcome::Done: return "done";
+    case TxnOutcome::AlreadyDone: return "already-done";
+    case TxnOutcome::NotFoundOrAborted: return "not-found-or-aborted";
+  }
+  return "?";
+}
+
+namespace {
+TxnResult wait(std::future<TxnResult> f, const std::string& db) {
+  try {
+    return f.get();
+  } catch (const std::future_error&) {
+    // The client was destroyed while the operation was in flight.
+    ErrorContext ctx;
+    ctx.table = db;
+    return DorisError(ErrorKind::Shutdown, Disposition::Fail, "doris client shut down", std::move(ctx));
+  }
+}
+}  // namespace
+
+TxnResult DorisClient::commit(const std::string& db, int64_t txn_id) { return wait(commit_async(db, txn_id), db); }
+TxnResult DorisClient::abort(const std::string& db, int64_t txn_id) { return wait(abort_async(db, txn_id), db); }
+TxnResult DorisClient::commit_by_label(const std::string& db, const std::string& label) {
+  return wait(commit_by_label_async(db, label), db);
+}
+TxnResult DorisClient::abort_by_label(const std::string& db, const std::string& label) {
+  return wait(abort_by_label_async(db, label), db);
+}
+
+}  // namespace cdc2doris::doris
