@@ -1,0 +1,92 @@
+#pragma once
+// The exactly-once coordinator (issue 6). One pipeline thread — the caller of
+// run() — polls Kafka, decodes, routes, streams rows into one Stream Load per
+// target table and drives the checkpoint epochs through the pure transition
+// function of epoch_machine.hpp. docs/architecture.md describes the protocol
+// and every crash-recovery case.
+//
+// Threads: run() uses the calling thread for everything that touches Kafka,
+// the decoder, the loads and the store. Doris commits run concurrently on the
+// Doris client's I/O threads (futures); lingering-transaction probing at start
+// uses a few short-lived worker threads joined before run() goes on.
+// request_stop() may be called from any thread (a signal handler thread).
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/common/error.hpp"
+#include "core/decode/decoder.hpp"
+#include "core/doris/client.hpp"
+#include "core/kafka/dlq.hpp"
+#include "core/kafka/source.hpp"
+#include "core/pipeline/metrics.hpp"
+#include "core/pipeline/router.hpp"
+#include "state/checkpoint_store.hpp"
+
+namespace cdc2doris::pipeline {
+
+enum class BadRecordPolicy { Fail, Skip, DeadLetter };
+const char* to_string(BadRecordPolicy p);
+
+struct PipelineConfig {
+  std::string label_prefix = "cdc2doris";
+  std::chrono::milliseconds epoch_interval{10'000};
+  // Per table and epoch; Doris caps one load at 10 GB.
+  uint64_t epoch_max_bytes = 2ull << 30;
+  uint64_t epoch_max_rows = 10'000'000;
+  // Rows buffered in the daemon (not yet on the wire); partitions are paused above it.
+  uint64_t memory_cap_bytes = 256ull << 20;
+  // Concurrently open (or pre-committed, not yet committed) txns per Doris
+  // database; below Doris' max_running_txn_num_per_db (100 on 2.0).
+  int open_txn_budget_per_db = 80;
+  BadRecordPolicy bad_record_policy = BadRecordPolicy::Fail;
+  std::string dead_letter_topic;
+  std::chrono::milliseconds shutdown_deadline{30'000};
+  std::chrono::milliseconds poll_timeout{100};
+  size_t poll_max_messages = 10'000;
+  // Bytes of rows gathered per table before they are handed to its stream.
+  size_t write_chunk_bytes = 64 << 10;
+  std::chrono::milliseconds backoff_base{200};
+  std::chrono::milliseconds backoff_cap{10'000};
+  // Lingering-txn probing: parallel probes, and how many consecutive labels
+  // per table at most (a guard against a runaway walk).
+  int probe_parallelism = 8;
+  int probe_max_labels = 1000;
+};
+
+struct Dependencies {
+  kafka::Source& source;
+  doris::DorisClient& doris;
+  state::CheckpointStore& store;
+  Router& router;
+  Metrics& metrics;
+  kafka::DeadLetterQueue* dead_letters = nullptr;  // required for BadRecordPolicy::DeadLetter
+};
+
+struct RunResult {
+  // nullopt: clean shutdown (exit 0). Otherwise the error that stopped the
+  // pipeline; nothing past it was committed.
+  std::optional<Error> error;
+};
+
+class Pipeline {
+ public:
+  Pipeline(PipelineConfig config, decode::DecoderOptions decoder_options, Dependencies deps);
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // Recovers (roll forward, replay, lingering aborts), subscribes and runs
+  // until request_stop() or a fatal error, then shuts down gracefully.
+  RunResult run();
+  void request_stop();
+  bool stop_requested() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cdc2doris::pipeline

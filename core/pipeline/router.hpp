@@ -1,0 +1,56 @@
+#pragma once
+// Routing: which Doris table a decoded change goes to, and how that table is
+// loaded. The pipeline only sees this interface; config/ builds the rule-based
+// router from YAML (issue 7). ExplicitRouter is the built-in default: an
+// explicit "src_db.src_table" -> "db.table" map, else `{source_db}.{source_table}`.
+#include <compare>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/decode/decoder.hpp"
+
+namespace cdc2doris::pipeline {
+
+struct Target {
+  std::string db;
+  std::string table;
+  auto operator<=>(const Target&) const = default;
+  std::string name() const { return db + "." + table; }
+};
+
+// How one target table is loaded. Unset fields are discovered from Doris
+// (`_schema`: the key model) or take the defaults.
+struct TableSettings {
+  std::optional<bool> unique_key;            // nullopt: ask Doris
+  std::string sequence_col;                  // function_column.sequence_col header
+  std::map<std::string, std::string> headers;  // extra Stream Load headers
+};
+
+class Router {
+ public:
+  virtual ~Router() = default;
+  // nullopt: the change is excluded by the rules (counted, not loaded).
+  virtual std::optional<Target> route(const decode::Change& change) = 0;
+  virtual TableSettings settings(const Target& target) = 0;
+  // Tables the rules name explicitly; recovery probes them for lingering txns
+  // even before any row for them was seen.
+  virtual std::vector<Target> known_targets() = 0;
+};
+
+class ExplicitRouter : public Router {
+ public:
+  // "src_db.src_table" (or "src_db.src_schema.src_table") -> target.
+  explicit ExplicitRouter(std::map<std::string, Target> map = {},
+                          std::map<Target, TableSettings> settings = {});
+  std::optional<Target> route(const decode::Change& change) override;
+  TableSettings settings(const Target& target) override;
+  std::vector<Target> known_targets() override;
+
+ private:
+  std::map<std::string, Target> map_;
+  std::map<Target, TableSettings> settings_;
+};
+
+}  // namespace cdc2doris::pipeline
