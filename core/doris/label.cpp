@@ -41,7 +41,7 @@ std::string sanitize_label_part(std::string_view part) {
 }
 
 std::string stable_hash_hex(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 14695981039346656037ull;
   for (unsigned char c : s) {
     h ^= c;
     h *= 1099511628211ull;
