@@ -1,0 +1,214 @@
+#pragma once
+// Debezium (Kafka Connect JsonConverter) record -> Doris Stream Load JSON rows.
+//
+// One Decoder per consumer thread: it owns a simdjson parser, a schema cache
+// and reusable buffers, so it is NOT thread-safe; decode() is allocation-free
+// once the buffers of `out` have grown to the working set.
+//
+// Output contract (docs/decoding.md has the full type table):
+//  - Row::json is one compact JSON object without newline; the pipeline
+//    appends row.json + '\n' to a `format: json, read_json_by_line: true`
+//    body that sends `hidden_columns: __DORIS_DELETE_SIGN__` (or lists it in
+//    `columns`). Every row carries "__DORIS_DELETE_SIGN__":0 or 1.
+//  - Row::partial_columns empty: a full row. Non-empty: the row carries only
+//    these JSON keys (in order, including __DORIS_DELETE_SIGN__ and extra
+//    columns) and must be loaded as a partial-column update
+//    (`partial_columns: true` + `columns: <these>`), one column set per load.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/common/error.hpp"
+#include "core/decode/schema.hpp"
+
+namespace cdc2doris::decode {
+
+struct KafkaRecord {
+  std::string_view topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  std::optional<std::string_view> key;    // nullopt = Kafka null
+  std::optional<std::string_view> value;  // nullopt = tombstone
+  std::vector<std::pair<std::string_view, std::string_view>> headers;
+};
+
+enum class Envelope {
+  Auto,       // {"schema","payload"} wrapper detected; payload must be a Debezium envelope
+  Schema,     // wrapper required
+  Plain,      // no wrapper (schemas.enable=false)
+  Flattened,  // ExtractNewRecordState output, wrapper detected
+};
+
+enum class BinaryMode { Base64, Hex };
+enum class GeometryMode { Wkt, Hex };
+
+struct FlattenedFields {
+  std::string deleted = "__deleted";  // "true"/"false" (rewrite modes)
+  std::string op = "__op";
+  std::string table = "__table";
+  std::string db = "__db";
+  std::string schema = "__schema";
+  std::string source_ts = "__source_ts_ms";
+  std::string lsn = "__lsn";
+  // Fields with this prefix are SMT metadata and are not written to Doris.
+  // Empty = keep every field.
+  std::string metadata_prefix = "__";
+};
+
+// Columns the decoder can add to every row (names; empty = off).
+struct ExtraColumns {
+  std::string op;         // "c","u","d","r" as a string
+  std::string source_ts;  // source.ts_ms (int64)
+  std::string sequence;   // SourcePosition::sequence() (int64 or null), for a Doris sequence column
+  bool any() const { return !op.empty() || !source_ts.empty() || !sequence.empty(); }
+};
+
+enum class Kind { Change, Tombstone, Heartbeat, TransactionMetadata, SchemaChange, Truncate, Message };
+const char* to_string(Kind k);
+
+struct SourcePosition {
+  std::string connector;  // "mysql", "postgresql", ...
+  std::optional<int64_t> ts_ms;
+  std::string snapshot;  // "" when not a snapshot ("false"/null/false are normalised to "")
+  // MySQL / MariaDB
+  std::string file;
+  std::optional<int64_t> pos;
+  std::optional<int64_t> row;
+  std::string gtid;
+  // PostgreSQL
+  std::optional<int64_t> lsn;
+  std::optional<int64_t> tx_id;
+  // SQL Server
+  std::string commit_lsn, change_lsn;
+  std::optional<int64_t> event_serial_no;
+  // Oracle
+  std::string scn, commit_scn;
+
+  void clear();
+  // A monotonic int64 for a Doris sequence column, where the connector's
+  // position allows one (see docs/decoding.md): MySQL binlog index/pos/row,
+  // PostgreSQL lsn, Oracle commit_scn/scn. nullopt otherwise.
+  std::optional<int64_t> sequence() const;
+};
+
+struct Row {
+  std::string json;
+  std::vector<std::string> partial_columns;
+  bool is_delete() const;
+};
+
+struct Change {
+  Kind kind = Kind::Change;
+  std::string db, schema, table;
+  char op = 0;  // 'c','u','d','r','t','m' or 0 when not applicable
+  std::vector<std::string> key_columns;
+  SourcePosition position;
+  std::vector<Row> rows;
+  bool primary_key_changed = false;
+  std::string ddl;  // schema-change records: the DDL text when present
+};
+
+enum class DecodeErrorCode {
+  InvalidJson,
+  InvalidUtf8,
+  TooDeep,
+  TooLarge,
+  MissingField,
+  BadOp,
+  TypeMismatch,
+  NotAnEnvelope,
+  MissingKey,
+  Unsupported,
+  SchemaInvalid,
+};
+const char* to_string(DecodeErrorCode c);
+
+struct DecodeError {
+  DecodeErrorCode code = DecodeErrorCode::InvalidJson;
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  std::string path;      // e.g. "value.payload.after.amount"
+  std::string expected;  // what the decoder needed there
+  std::string detail;    // what it found / the underlying parser error
+
+  // "topic/partition@offset: value.payload.after.amount: expected Decimal (base64 bytes): got a number"
+  std::string message() const;
+  // For the pipeline: data errors are Disposition::Fail (policy decides).
+  Error to_error() const;
+};
+
+struct DecodeStats {
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  uint64_t changes = 0;
+  uint64_t rows = 0;
+  uint64_t deletes = 0;
+  uint64_t partial_rows = 0;
+  uint64_t primary_key_changes = 0;
+  uint64_t tombstones = 0;
+  uint64_t heartbeats = 0;
+  uint64_t transaction_records = 0;
+  uint64_t schema_changes = 0;
+  uint64_t truncates = 0;
+  uint64_t messages = 0;
+  uint64_t errors = 0;
+  uint64_t schema_cache_misses = 0;
+};
+
+struct DecoderOptions {
+  Envelope envelope = Envelope::Auto;
+  FlattenedFields flattened;
+  // IANA name for ZonedTimestamp/ZonedTime conversion ("UTC", "Asia/Shanghai").
+  std::string time_zone = "UTC";
+  BinaryMode binary_mode = BinaryMode::Base64;
+  GeometryMode geometry_mode = GeometryMode::Wkt;
+  // unavailable.value.placeholder; its base64, hex and array forms are derived.
+  std::vector<std::string> toast_placeholders = {"__debezium_unavailable_value"};
+  size_t max_depth = 32;  // nesting inside a row value
+  size_t max_record_bytes = 16 * 1024 * 1024;
+  ExtraColumns extra_columns;
+  std::map<std::string, ExtraColumns> extra_columns_per_table;  // "db.table" -> overrides the default
+  // Key columns when the Kafka key is null or not the PK ("db.table" -> names).
+  std::map<std::string, std::vector<std::string>> key_columns;
+  // Column types for schemaless records (schemas.enable=false loses them):
+  // a Connect struct schema for the row of db.table, or nullptr.
+  std::function<const SchemaNode*(std::string_view db, std::string_view table)> schemaless_types;
+  // Called for schema-change and truncate records (value = raw record value).
+  std::function<void(const Change&, std::string_view value)> on_schema_change;
+  std::function<void(const Change&)> on_truncate;
+};
+
+class Decoder {
+ public:
+  // Throws std::invalid_argument for an unknown time zone.
+  explicit Decoder(DecoderOptions options);
+  ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  // Decodes one record into `out` (buffers reused). On success out.kind says
+  // what it was; only Kind::Change has rows. On error `out` is unspecified.
+  std::optional<DecodeError> decode(const KafkaRecord& record, Change& out);
+
+  const DecodeStats& stats() const;
+  const DecoderOptions& options() const;
+
+ private:
+  struct Impl;
+  // Lives in decoder.cpp, which is built for the SIMD level simdjson's
+  // On-Demand API needs; the constructor checks the CPU first.
+  struct ImplDeleter {
+    void operator()(Impl* p) const;
+  };
+  static std::unique_ptr<Impl, ImplDeleter> make_impl(DecoderOptions options);
+  std::unique_ptr<Impl, ImplDeleter> impl_;
+};
+
+}  // namespace cdc2doris::decode

@@ -1,0 +1,63 @@
+#pragma once
+// Kafka Connect JSON schema (JsonConverter's "schema" part) compiled into a
+// tree the decoder walks next to the payload. Compiling is the cold path:
+// JsonConverter repeats the full schema in every message, so the decoder
+// caches compiled schemas by their exact text and only compiles on a miss.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cdc2doris::decode {
+
+enum class ConnectType : uint8_t { Boolean, Int8, Int16, Int32, Int64, Float, Double, String, Bytes, Array, Map, Struct };
+
+// The logical types of debezium-format.md §2.3 that change how a value is
+// written for Doris. Anything else is decoded by its base type.
+enum class Logical : uint8_t {
+  None,
+  Decimal,               // bytes, parameter scale
+  VariableScaleDecimal,  // struct {scale, value}
+  Date,                  // int32 days
+  TimeMillis,            // int32 ms of day
+  TimeMicros,            // int64 us of day
+  TimeNanos,             // int64 ns of day
+  TimestampMillis,       // int64 ms since epoch, wall clock
+  TimestampMicros,
+  TimestampNanos,
+  ZonedTimestamp,  // string, converted to the target zone
+  ZonedTime,
+  IsoDate,
+  IsoTime,
+  IsoTimestamp,
+  Json,      // string holding JSON text, embedded as JSON
+  Bits,      // bytes
+  Geometry,  // struct {wkb, srid}
+  Point,     // struct {x, y, wkb, srid}
+};
+
+struct SchemaNode {
+  ConnectType type = ConnectType::String;
+  Logical logical = Logical::None;
+  bool optional = true;
+  int32_t scale = 0;
+  std::string field;  // name of this node inside its parent struct
+  std::string name;   // Connect schema name (logical type or record name)
+  std::vector<SchemaNode> fields;
+  std::shared_ptr<SchemaNode> items, keys, values;
+
+  // Finds a struct member. `hint` is the position where the caller expects
+  // it (payload order normally equals schema order), making lookups O(1).
+  const SchemaNode* find(std::string_view name, size_t& hint) const;
+  const SchemaNode* find(std::string_view name) const {
+    size_t h = 0;
+    return find(name, h);
+  }
+};
+
+// Throws std::runtime_error with a JSON-path style message on a malformed schema.
+SchemaNode compile_schema(std::string_view schema_json);
+std::string_view logical_name(Logical l);
+
+}  // namespace cdc2doris::decode
