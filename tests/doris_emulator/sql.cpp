@@ -1,0 +1,590 @@
+// The SQL subset a CDC loader and its tests need (issue 3 §1), executed
+// against the emulator catalog. Errors are thrown as std::runtime_error with
+// Doris' UserException text ("errCode = 2, detailMessage = ...").
+#include "tests/doris_emulator/engine.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace cdc2doris::emu {
+namespace {
+
+[[noreturn]] void fail(const std::string& msg) { throw std::runtime_error("errCode = 2, detailMessage = " + msg); }
+
+struct Tok {
+  enum T { Ident, QIdent, Str, Num, Punct, End } t;
+  std::string s;
+};
+
+std::vector<Tok> tokenize(const std::string& sql) {
+  std::vector<Tok> out;
+  size_t i = 0;
+  while (i < sql.size()) {
+    char c = sql[i];
+    if (std::isspace(static_cast<unsigned char>(c))) { ++i; continue; }
+    if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
+      while (i < sql.size() && sql[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '`') {
+      size_t e = sql.find('`', i + 1);
+      if (e == std::string::npos) fail("Syntax error: unterminated identifier");
+      out.push_back({Tok::QIdent, sql.substr(i + 1, e - i - 1)});
+      i = e + 1;
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      std::string s;
+      size_t j = i + 1;
+      for (; j < sql.size() && sql[j] != c; ++j) {
+        if (sql[j] == '\\' && j + 1 < sql.size()) ++j;
+        s.push_back(sql[j]);
+      }
+      if (j >= sql.size()) fail("Syntax error: unterminated string");
+      out.push_back({Tok::Str, s});
+      i = j + 1;
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) ||
+        (c == '-' && i + 1 < sql.size() && std::isdigit(static_cast<unsigned char>(sql[i + 1])))) {
+      size_t j = i + 1;
+      while (j < sql.size() && (std::isdigit(static_cast<unsigned char>(sql[j])) || sql[j] == '.')) ++j;
+      out.push_back({Tok::Num, sql.substr(i, j - i)});
+      i = j;
+      continue;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t j = i + 1;
+      while (j < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[j])) || sql[j] == '_')) ++j;
+      out.push_back({Tok::Ident, sql.substr(i, j - i)});
+      i = j;
+      continue;
+    }
+    out.push_back({Tok::Punct, std::string(1, c)});
+    ++i;
+  }
+  out.push_back({Tok::End, ""});
+  return out;
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+struct Parser {
+  std::vector<Tok> t;
+  size_t p = 0;
+  const Tok& peek(size_t k = 0) const { return t[std::min(p + k, t.size() - 1)]; }
+  bool kw(const char* w, size_t k = 0) const { return peek(k).t == Tok::Ident && upper(peek(k).s) == w; }
+  bool accept(const char* w) {
+    if (kw(w)) { ++p; return true; }
+    return false;
+  }
+  void expect(const char* w) {
+    if (!accept(w)) fail(std::string("Syntax error: expected ") + w + " near '" + peek().s + "'");
+  }
+  bool punct(char c, size_t k = 0) const { return peek(k).t == Tok::Punct && peek(k).s[0] == c; }
+  bool accept_p(char c) {
+    if (punct(c)) { ++p; return true; }
+    return false;
+  }
+  void expect_p(char c) {
+    if (!accept_p(c)) fail(std::string("Syntax error: expected '") + c + "' near '" + peek().s + "'");
+  }
+  std::string ident() {
+    auto& k = peek();
+    if (k.t != Tok::Ident && k.t != Tok::QIdent) fail("Syntax error: expected identifier near '" + k.s + "'");
+    ++p;
+    return k.s;
+  }
+  // [db.]name
+  std::pair<std::string, std::string> qname(const std::string& default_db) {
+    std::string a = ident();
+    if (accept_p('.')) return {a, ident()};
+    return {default_db, a};
+  }
+  bool at_end() const { return peek().t == Tok::End || (punct(';') && peek(1).t == Tok::End); }
+  void skip_parens() {
+    expect_p('(');
+    int depth = 1;
+    while (depth > 0) {
+      if (peek().t == Tok::End) fail("Syntax error: unbalanced parentheses");
+      if (punct('(')) ++depth;
+      else if (punct(')')) --depth;
+      ++p;
+    }
+  }
+};
+
+std::string literal_token(const Tok& k, const ColType& type) {
+  // Default values are stored as the canonical JSON token of the column type.
+  InValue v;
+  v.tag = k.t == Tok::Str ? InValue::Str : InValue::Num;
+  v.text = k.s;
+  std::string out, why;
+  if (!convert(type, v, &out, nullptr, &why)) fail("Invalid default value for '" + k.s + "': " + why);
+  return out;
+}
+
+Column parse_coldef(Parser& ps) {
+  Column c;
+  c.name = ps.ident();
+  std::string type = ps.ident();
+  if (ps.punct('(')) {
+    type += "(";
+    ++ps.p;
+    while (!ps.accept_p(')')) {
+      if (ps.peek().t == Tok::End) fail("Syntax error in type of column " + c.name);
+      type += ps.peek().s;
+      ++ps.p;
+    }
+    type += ")";
+  }
+  std::string err;
+  auto ct = parse_type(type, &err);
+  if (!ct) fail(err);
+  c.type = *ct;
+  for (;;) {
+    if (ps.accept("NOT")) { ps.expect("NULL"); c.nullable = false; }
+    else if (ps.accept("NULL")) c.nullable = true;
+    else if (ps.accept("DEFAULT")) {
+      if (ps.accept("NULL")) c.def = "null";
+      else if (ps.accept("CURRENT_TIMESTAMP")) {
+        if (ps.punct('(')) ps.skip_parens();
+        c.def = std::nullopt;  // evaluated per row by Doris; the emulator uses NULL
+      } else {
+        c.def = literal_token(ps.peek(), c.type);
+        ++ps.p;
+      }
+    } else if (ps.accept("COMMENT")) {
+      c.comment = ps.peek().s;
+      ++ps.p;
+    } else if (ps.accept("AUTO_INCREMENT")) {
+      if (ps.punct('(')) ps.skip_parens();
+    } else if (ps.accept("KEY")) c.key = true;
+    else if (ps.kw("REPLACE") || ps.kw("SUM") || ps.kw("MAX") || ps.kw("MIN") || ps.kw("REPLACE_IF_NOT_NULL")) ++ps.p;
+    else break;
+  }
+  return c;
+}
+
+void reorder_keys(Table& t, const std::vector<std::string>& keys) {
+  for (auto& c : t.cols) c.key = false;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    int idx = t.col_index(keys[i]);
+    if (idx < 0) fail("Key column[" + keys[i] + "] doesn't exist.");
+    // Doris requires key columns to be the leading columns, in order.
+    if (idx != static_cast<int>(i)) fail("Key columns should be a ordered prefix of the schema. KeyColumns[" +
+                                         std::to_string(i) + "] (starts from zero) is " + keys[i] +
+                                         ", but corresponding column is " + t.cols[i].name + " in the previous columns declaration.");
+    t.cols[i].key = true;
+  }
+}
+
+// Rewrites one stored JSON line from old_cols to t.cols (matched by column id,
+// or by name when old_cols is empty).
+std::string migrate_line(const std::string& line, const std::vector<Column>& old_cols, const Table& t) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(line, ec);
+  if (ec || !v.is_object()) return line;
+  auto& obj = v.as_object();
+  std::string out = "{";
+  for (size_t i = 0; i < t.cols.size(); ++i) {
+    const Column& c = t.cols[i];
+    if (i) out += ',';
+    append_json_string(&out, c.name);
+    out += ':';
+    const boost::json::value* val = nullptr;
+    if (old_cols.empty()) val = obj.if_contains(c.name);
+    else
+      for (auto& oc : old_cols)
+        if (oc.id == c.id) val = obj.if_contains(oc.name);
+    if (!val) {
+      out += c.def ? *c.def : "null";
+      continue;
+    }
+    if (val->is_null()) { out += "null"; continue; }
+    std::string raw = val->is_string() ? std::string(val->as_string()) : boost::json::serialize(*val);
+    InValue in;
+    in.tag = val->is_string() ? InValue::Str : val->is_bool() ? InValue::Bool : (val->is_object() || val->is_array()) ? InValue::Raw : InValue::Num;
+    in.b = val->is_bool() && val->as_bool();
+    in.text = raw;
+    std::string tok, why;
+    out += convert(c.type, in, &tok, nullptr, &why) ? tok : std::string("null");
+  }
+  return out + "}";
+}
+
+boost::json::object exec_status() {
+  return boost::json::object{{"type", "exec_status"}, {"status", boost::json::object{}}, {"time", 0}};
+}
+
+}  // namespace
+
+void Engine::migrate_rows(Table& t, const std::vector<Column>& old_cols, std::vector<StagedRow>& rows) {
+  for (auto& r : rows)
+    if (!r.line.empty()) r.line = migrate_line(r.line, old_cols, t);
+}
+
+void Engine::execute_sql(const std::string& db, const std::string& stmt) {
+  std::string ignored;
+  exec_sql_inner(db, stmt, &ignored, false);
+}
+
+std::string Engine::query(const std::string& db, const std::string& stmt, bool streaming) {
+  std::string result;
+  try {
+    exec_sql_inner(db, stmt, &result, false);
+  } catch (const std::exception& e) {
+    return boost::json::serialize(boost::json::object{
+        {"msg", "Error"}, {"code", 1}, {"data", std::string("Failed to execute sql: ") + e.what()}, {"count", 0}});
+  }
+  boost::json::value data = boost::json::parse(result);
+  if (streaming) return boost::json::serialize(boost::json::object{{"data", data}, {"msg", "success"}, {"code", 0}});
+  return boost::json::serialize(boost::json::object{{"msg", "success"}, {"code", 0}, {"data", data}, {"count", 0}});
+}
+
+void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, std::string* result, bool replaying) {
+  Parser ps{tokenize(stmt)};
+  auto log_ddl = [&]() {
+    if (replaying) return;
+    std::string r = "D";
+    auto put_s = [&](const std::string& s) {
+      uint32_t n = static_cast<uint32_t>(s.size());
+      for (int i = 0; i < 4; ++i) r.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+      r += s;
+    };
+    put_s(cur_db);
+    put_s(stmt);
+    wal_write(r, true);
+  };
+  auto need_db = [&](const std::string& name) -> Database& {
+    if (name.empty()) fail("No database selected");
+    auto* d = find_db(name);
+    if (!d) fail("Unknown database '" + name + "'");
+    return *d;
+  };
+  auto need_table = [&](const std::pair<std::string, std::string>& q) -> Table& {
+    Database& d = need_db(q.first);
+    auto it = d.tables.find(q.second);
+    if (it == d.tables.end()) fail("Unknown table '" + q.second + "'");
+    return *it->second;
+  };
+  auto result_set = [&](const std::vector<std::pair<std::string, std::string>>& meta,
+                        const boost::json::array& rows) {
+    boost::json::array m;
+    for (auto& [n, t] : meta) m.push_back(boost::json::object{{"name", n}, {"type", t}});
+    *result = boost::json::serialize(
+        boost::json::object{{"type", "result_set"}, {"meta", m}, {"data", rows}, {"time", 0}});
+  };
+  *result = boost::json::serialize(exec_status());
+
+  if (ps.accept("CREATE")) {
+    if (ps.accept("DATABASE") || ps.accept("SCHEMA")) {
+      bool ine = false;
+      if (ps.accept("IF")) { ps.expect("NOT"); ps.expect("EXISTS"); ine = true; }
+      std::string name = ps.ident();
+      if (find_db(name)) {
+        if (ine) return;
+        fail("Can't create database '" + name + "'; database exists");
+      }
+      auto d = std::make_unique<Database>();
+      d->id = next_db_id_++;
+      d->name = name;
+      dbs_[name] = std::move(d);
+      log_ddl();
+      return;
+    }
+    if (ps.accept("EXTERNAL")) fail("Unsupported statement type");
+    ps.expect("TABLE");
+    bool ine = false;
+    if (ps.accept("IF")) { ps.expect("NOT"); ps.expect("EXISTS"); ine = true; }
+    auto q = ps.qname(cur_db);
+    Database& d = need_db(q.first);
+    if (d.tables.count(q.second)) {
+      if (ine) return;
+      fail("Table '" + q.second + "' already exists");
+    }
+    auto t = std::make_unique<Table>();
+    t->db = q.first;
+    t->name = q.second;
+    ps.expect_p('(');
+    while (true) {
+      if (ps.kw("INDEX")) {
+        while (!ps.punct(',') && !ps.punct(')')) {
+          if (ps.punct('(')) ps.skip_parens();
+          else ++ps.p;
+        }
+      } else {
+        Column c = parse_coldef(ps);
+        if (t->col_index(c.name) >= 0) fail("Duplicate column name '" + c.name + "'");
+        c.id = t->next_col_id++;
+        t->cols.push_back(std::move(c));
+      }
+      if (ps.accept_p(',')) continue;
+      ps.expect_p(')');
+      break;
+    }
+    std::vector<std::string> keys;
+    bool have_model = false;
+    while (!ps.at_end()) {
+      if (ps.kw("UNIQUE") || ps.kw("DUPLICATE") || ps.kw("AGGREGATE")) {
+        std::string m = upper(ps.ident());
+        ps.expect("KEY");
+        if (m == "AGGREGATE") fail("the emulator supports only UNIQUE KEY and DUPLICATE KEY tables");
+        t->model = m == "UNIQUE" ? Model::Unique : Model::Duplicate;
+        have_model = true;
+        ps.expect_p('(');
+        while (true) {
+          keys.push_back(ps.ident());
+          if (ps.accept_p(',')) continue;
+          ps.expect_p(')');
+          break;
+        }
+      } else if (ps.accept("PROPERTIES")) {
+        ps.expect_p('(');
+        while (!ps.accept_p(')')) {
+          if (ps.peek().t != Tok::Str) fail("Syntax error in PROPERTIES near '" + ps.peek().s + "'");
+          std::string k = ps.peek().s;
+          ++ps.p;
+          ps.expect_p('=');
+          std::string v = ps.peek().s;
+          ++ps.p;
+          t->props.emplace_back(k, v);
+          ps.accept_p(',');
+        }
+      } else if (ps.punct('(')) {
+        ps.skip_parens();
+      } else {
+        ++ps.p;
+      }
+    }
+    if (!have_model) {
+      // Doris picks leading columns as the DUPLICATE key; one is enough here.
+      t->model = Model::Duplicate;
+      if (!t->cols.empty()) keys.push_back(t->cols[0].name);
+    }
+    reorder_keys(*t, keys);
+    for (auto& [k, v] : t->props) {
+      if (k == "function_column.sequence_col") {
+        if (t->model != Model::Unique) fail("Sequence column only support UNIQUE_KEYS");
+        t->seq_col = t->col_index(v);
+        if (t->seq_col < 0) fail("The sequence column '" + v + "' does not exist");
+      } else if (k == "function_column.sequence_type") {
+        if (t->model != Model::Unique) fail("Sequence column only support UNIQUE_KEYS");
+        std::string err;
+        auto ct = parse_type(v, &err);
+        if (!ct) fail(err);
+        t->hidden_seq = *ct;
+      }
+    }
+    t->id = next_table_id_++;
+    d.tables[q.second] = std::move(t);
+    log_ddl();
+    return;
+  }
+  if (ps.accept("DROP")) {
+    if (ps.accept("DATABASE") || ps.accept("SCHEMA")) {
+      bool ie = false;
+      if (ps.accept("IF")) { ps.expect("EXISTS"); ie = true; }
+      std::string name = ps.ident();
+      if (!find_db(name)) {
+        if (ie) return;
+        fail("Can't drop database '" + name + "'; database doesn't exist");
+      }
+      dbs_.erase(name);
+      log_ddl();
+      return;
+    }
+    ps.expect("TABLE");
+    bool ie = false;
+    if (ps.accept("IF")) { ps.expect("EXISTS"); ie = true; }
+    auto q = ps.qname(cur_db);
+    Database& d = need_db(q.first);
+    if (!d.tables.count(q.second)) {
+      if (ie) return;
+      fail("Unknown table '" + q.second + "'");
+    }
+    d.tables.erase(q.second);
+    log_ddl();
+    return;
+  }
+  if (ps.accept("TRUNCATE")) {
+    ps.accept("TABLE");
+    Table& t = need_table(ps.qname(cur_db));
+    t.unique_rows.clear();
+    t.dup_rows.clear();
+    t.count_only_rows = 0;
+    log_ddl();
+    return;
+  }
+  if (ps.accept("ALTER")) {
+    ps.expect("TABLE");
+    Table& t = need_table(ps.qname(cur_db));
+    std::vector<Column> old = t.cols;
+    if (ps.accept("ADD")) {
+      ps.accept("COLUMN");
+      std::vector<Column> add;
+      bool paren = ps.accept_p('(');
+      do {
+        add.push_back(parse_coldef(ps));
+      } while (paren && ps.accept_p(','));
+      if (paren) ps.expect_p(')');
+      for (auto& c : add) {
+        if (t.col_index(c.name) >= 0) fail("Can not add column which already exists in base table: " + c.name);
+        if (!c.nullable && !c.def) fail("Can not add column which is not nullable and has no default value: " + c.name);
+        c.id = t.next_col_id++;
+        size_t pos = t.cols.size();
+        if (!paren && ps.accept("AFTER")) {
+          int a = t.col_index(ps.ident());
+          if (a < 0) fail("Column does not exists: " + ps.t[ps.p - 1].s);
+          pos = static_cast<size_t>(a) + 1;
+        } else if (!paren && ps.accept("FIRST")) {
+          pos = 0;
+        } else if (c.key) {
+          size_t k = 0;
+          while (k < t.cols.size() && t.cols[k].key) ++k;
+          pos = k;
+        }
+        if (c.key && t.model == Model::Unique) fail("the emulator does not support adding key columns to UNIQUE tables");
+        t.cols.insert(t.cols.begin() + static_cast<long>(pos), c);
+      }
+    } else if (ps.accept("DROP")) {
+      ps.accept("COLUMN");
+      std::string n = ps.ident();
+      int i = t.col_index(n);
+      if (i < 0) fail("Column does not exists: " + n);
+      if (t.cols[static_cast<size_t>(i)].key) {
+        if (t.model == Model::Unique) fail("Can not drop key column in Unique data model table");
+        fail("Can not drop key column when table has value column with REPLACE aggregation method");
+      }
+      if (i == t.seq_col) fail("Can not drop sequence mapping column[" + n + "] in Unique data model table[" + t.name + "]");
+      t.cols.erase(t.cols.begin() + i);
+      if (t.seq_col > i) --t.seq_col;
+    } else if (ps.accept("RENAME")) {
+      ps.expect("COLUMN");
+      std::string from = ps.ident(), to = ps.ident();
+      int i = t.col_index(from);
+      if (i < 0) fail("Column[" + from + "] does not exists");
+      if (t.col_index(to) >= 0) fail("Column name[" + to + "] is already used");
+      t.cols[static_cast<size_t>(i)].name = to;
+    } else if (ps.accept("MODIFY")) {
+      ps.expect("COLUMN");
+      Column c = parse_coldef(ps);
+      int i = t.col_index(c.name);
+      if (i < 0) fail("Column[" + c.name + "] does not exists");
+      Column& cur = t.cols[static_cast<size_t>(i)];
+      if (cur.key && cur.type.sql() != c.type.sql())
+        fail("the emulator does not support changing the type of key column " + c.name);
+      c.id = cur.id;
+      c.key = cur.key;
+      cur = c;
+    } else {
+      fail("Unsupported ALTER TABLE clause near '" + ps.peek().s + "'");
+    }
+    ++t.schema_version;
+    std::vector<StagedRow> scratch;
+    for (auto& [k, r] : t.unique_rows)
+      if (!r.deleted) r.line = migrate_line(r.line, old, t);
+    for (auto& l : t.dup_rows) l = migrate_line(l, old, t);
+    for (auto& [id, tx] : txns_)
+      if (tx.table_id == t.id && !tx.rows.empty() &&
+          (tx.state == TxnState::Precommitted || tx.state == TxnState::Committed)) {
+        migrate_rows(t, old, tx.rows);
+        tx.schema_version = t.schema_version;
+      }
+    log_ddl();
+    return;
+  }
+  if (ps.accept("SHOW")) {
+    if (ps.accept("DATABASES") || ps.accept("SCHEMAS")) {
+      boost::json::array rows;
+      for (auto& [n, d] : dbs_) rows.push_back(boost::json::array{n});
+      result_set({{"Database", "CHAR"}}, rows);
+      return;
+    }
+    if (ps.accept("FULL")) {}
+    if (ps.accept("TABLES")) {
+      std::string db = cur_db;
+      if (ps.accept("FROM") || ps.accept("IN")) db = ps.ident();
+      Database& d = need_db(db);
+      std::string like;
+      bool has_like = false;
+      if (ps.accept("LIKE")) { like = ps.peek().s; has_like = true; }
+      boost::json::array rows;
+      for (auto& [n, t] : d.tables) {
+        if (has_like) {
+          // '%' wildcards only, which is what existence checks use.
+          std::string pat = like;
+          bool ok;
+          if (pat.find('%') == std::string::npos) ok = n == pat;
+          else {
+            std::string core = pat;
+            core.erase(std::remove(core.begin(), core.end(), '%'), core.end());
+            ok = n.find(core) != std::string::npos;
+          }
+          if (!ok) continue;
+        }
+        rows.push_back(boost::json::array{n});
+      }
+      result_set({{"Tables_in_" + db, "CHAR"}}, rows);
+      return;
+    }
+    fail("Unsupported statement type");
+  }
+  if (ps.accept("DESC") || ps.accept("DESCRIBE")) {
+    Table& t = need_table(ps.qname(cur_db));
+    boost::json::array rows;
+    for (auto& c : t.cols) {
+      boost::json::value def = nullptr;
+      if (c.def && *c.def != "null") {
+        boost::system::error_code ec;
+        auto v = boost::json::parse(*c.def, ec);
+        def = v.is_string() ? v : boost::json::value(*c.def);
+      }
+      rows.push_back(boost::json::array{c.name, c.type.sql(), c.nullable ? "YES" : "NO", c.key ? "true" : "false", def,
+                                        (!c.key && t.model == Model::Unique) ? "REPLACE" : ""});
+    }
+    result_set({{"Field", "CHAR"}, {"Type", "CHAR"}, {"Null", "CHAR"}, {"Key", "CHAR"}, {"Default", "CHAR"}, {"Extra", "CHAR"}},
+               rows);
+    return;
+  }
+  if (ps.kw("SELECT"))
+    fail("the emulator does not execute queries; read rows with GET /_emulator/tables/{db}/{table}/rows");
+  fail("Unsupported statement type");
+}
+
+std::string Engine::schema_json(const std::string& db, const std::string& table) const {
+  const Database* d = find_db(db);
+  if (!d)
+    return boost::json::serialize(boost::json::object{
+        {"msg", "Error"}, {"code", 1}, {"data", "errCode = 7, detailMessage = Unknown database '" + db + "'"}, {"count", 0}});
+  auto it = d->tables.find(table);
+  if (it == d->tables.end())
+    return boost::json::serialize(boost::json::object{
+        {"msg", "Error"}, {"code", 1}, {"data", "errCode = 7, detailMessage = Unknown table '" + table + "'"}, {"count", 0}});
+  const Table& t = *it->second;
+  boost::json::array props;
+  for (auto& c : t.cols) {
+    boost::json::object p{{"name", c.name}, {"type", c.type.schema_name()}};
+    if (c.type.kind == Kind::Decimal) {
+      p["precision"] = std::to_string(c.type.precision);
+      p["scale"] = std::to_string(c.type.scale);
+    }
+    p["comment"] = c.comment;
+    p["aggregation_type"] = (!c.key && t.model == Model::Unique) ? "REPLACE" : "";
+    props.push_back(p);
+  }
+  return boost::json::serialize(boost::json::object{
+      {"msg", "success"},
+      {"code", 0},
+      {"data", boost::json::object{{"properties", props},
+                                   {"keysType", t.model == Model::Unique ? "UNIQUE_KEYS" : "DUP_KEYS"},
+                                   {"status", 200}}},
+      {"count", 0}});
+}
+
+}  // namespace cdc2doris::emu

@@ -1,0 +1,505 @@
+#include "tests/doris_emulator/values.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace cdc2doris::emu {
+namespace {
+
+std::string upper(std::string_view s) {
+  std::string r(s);
+  for (auto& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return r;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+void put_be64(std::string* key, uint64_t v) {
+  char b[8];
+  for (int i = 7; i >= 0; --i) { b[i] = static_cast<char>(v & 0xff); v >>= 8; }
+  key->append(b, 8);
+}
+
+void put_i64(std::string* key, int64_t v) { put_be64(key, static_cast<uint64_t>(v) ^ (1ULL << 63)); }
+
+void put_i128(std::string* key, __int128 v) {
+  unsigned __int128 u = static_cast<unsigned __int128>(v) ^ (static_cast<unsigned __int128>(1) << 127);
+  put_be64(key, static_cast<uint64_t>(u >> 64));
+  put_be64(key, static_cast<uint64_t>(u));
+}
+
+void put_str(std::string* key, std::string_view s) {
+  // 0x00 is escaped as 0x00 0xff and the string ends with 0x00 0x01, so a
+  // prefix sorts before its extensions and composite keys stay unambiguous.
+  for (char c : s) {
+    key->push_back(c);
+    if (c == '\0') key->push_back('\xff');
+  }
+  key->push_back('\0');
+  key->push_back('\x01');
+}
+
+bool parse_i128(std::string_view s, __int128* out) {
+  s = trim(s);
+  if (s.empty()) return false;
+  bool neg = false;
+  if (s[0] == '-' || s[0] == '+') { neg = s[0] == '-'; s.remove_prefix(1); }
+  if (s.empty()) return false;
+  // A JSON number like 12.0 or 1e3 still names an integer; anything with a
+  // non-zero fraction does not.
+  unsigned __int128 v = 0;
+  size_t i = 0;
+  const unsigned __int128 limit = static_cast<unsigned __int128>(1) << 127;
+  for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+    v = v * 10 + static_cast<unsigned>(s[i] - '0');
+    if (v > limit) return false;
+  }
+  if (i == 0) return false;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    for (; i < s.size(); ++i) if (s[i] != '0') return false;
+  }
+  if (i != s.size()) return false;
+  if (!neg && v == limit) return false;
+  if (neg && v == limit) *out = std::numeric_limits<__int128>::min();
+  else *out = neg ? -static_cast<__int128>(v) : static_cast<__int128>(v);
+  return true;
+}
+
+std::string i128_to_string(__int128 v) {
+  if (v == 0) return "0";
+  bool neg = v < 0;
+  unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+  char buf[48];
+  int p = 48;
+  while (u) { buf[--p] = static_cast<char>('0' + static_cast<int>(u % 10)); u /= 10; }
+  if (neg) buf[--p] = '-';
+  return std::string(buf + p, buf + 48);
+}
+
+__int128 pow10_128(int n) {
+  __int128 r = 1;
+  for (int i = 0; i < n; ++i) r *= 10;
+  return r;
+}
+
+// Exact decimal parse: digits, optional fraction, optional exponent; rounds
+// half away from zero to `scale` digits and rejects more than p-s integer digits.
+bool parse_decimal(std::string_view s, int precision, int scale, __int128* out) {
+  s = trim(s);
+  if (s.empty()) return false;
+  bool neg = false;
+  if (s[0] == '-' || s[0] == '+') { neg = s[0] == '-'; s.remove_prefix(1); }
+  std::string digits;
+  int point = -1;
+  size_t i = 0;
+  for (; i < s.size(); ++i) {
+    char c = s[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) digits.push_back(c);
+    else if (c == '.' && point < 0) point = static_cast<int>(digits.size());
+    else break;
+  }
+  if (digits.empty()) return false;
+  int exp = 0;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    auto r = std::from_chars(s.data() + i + (i < s.size() && s[i] == '+' ? 1 : 0), s.data() + s.size(), exp);
+    if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return false;
+    i = s.size();
+  }
+  if (i != s.size()) return false;
+  if (point < 0) point = static_cast<int>(digits.size());
+  point += exp;  // position of the decimal point within digits
+  // integer part = digits[0, point), fraction = digits[point, ...)
+  std::string ip, fp;
+  if (point <= 0) { ip = ""; fp = std::string(static_cast<size_t>(-point), '0') + digits; }
+  else if (point >= static_cast<int>(digits.size())) { ip = digits + std::string(point - digits.size(), '0'); }
+  else { ip = digits.substr(0, point); fp = digits.substr(point); }
+  size_t nz = ip.find_first_not_of('0');
+  ip = nz == std::string::npos ? "" : ip.substr(nz);
+  if (static_cast<int>(ip.size()) > precision - scale) return false;
+  bool round_up = static_cast<int>(fp.size()) > scale && fp[scale] >= '5';
+  fp.resize(static_cast<size_t>(scale), '0');
+  __int128 v = 0;
+  for (char c : ip) v = v * 10 + (c - '0');
+  for (char c : fp) v = v * 10 + (c - '0');
+  if (round_up) {
+    ++v;
+    if (v >= pow10_128(precision)) return false;
+  }
+  *out = neg ? -v : v;
+  return true;
+}
+
+std::string decimal_to_string(__int128 v, int scale) {
+  bool neg = v < 0;
+  std::string d = i128_to_string(neg ? -v : v);
+  if (scale > 0) {
+    if (static_cast<int>(d.size()) <= scale) d = std::string(scale - d.size() + 1, '0') + d;
+    d.insert(d.size() - scale, ".");
+  }
+  return neg ? "-" + d : d;
+}
+
+bool is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int days_in(int y, int m) {
+  static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && is_leap(y) ? 29 : d[m - 1];
+}
+
+bool read_int(std::string_view s, size_t* pos, size_t n, int* v) {
+  if (*pos + n > s.size()) return false;
+  int r = 0;
+  for (size_t i = 0; i < n; ++i) {
+    char c = s[*pos + i];
+    if (c < '0' || c > '9') return false;
+    r = r * 10 + (c - '0');
+  }
+  *pos += n;
+  *v = r;
+  return true;
+}
+
+struct DateTimeVal { int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0; int64_t us = 0; };
+
+bool parse_datetime(std::string_view s, DateTimeVal* o, bool date_only) {
+  s = trim(s);
+  size_t p = 0;
+  if (!read_int(s, &p, 4, &o->y)) return false;
+  bool dashed = p < s.size() && s[p] == '-';
+  if (dashed) ++p;
+  if (!read_int(s, &p, 2, &o->mo)) return false;
+  if (dashed) { if (p >= s.size() || s[p] != '-') return false; ++p; }
+  if (!read_int(s, &p, 2, &o->d)) return false;
+  if (o->mo < 1 || o->mo > 12 || o->d < 1 || o->d > days_in(o->y, o->mo) || o->y < 0) return false;
+  if (p == s.size()) return true;
+  if (s[p] != ' ' && s[p] != 'T') return false;
+  ++p;
+  if (!read_int(s, &p, 2, &o->h) || p >= s.size() || s[p] != ':') return false;
+  ++p;
+  if (!read_int(s, &p, 2, &o->mi) || p >= s.size() || s[p] != ':') return false;
+  ++p;
+  if (!read_int(s, &p, 2, &o->se)) return false;
+  if (o->h > 23 || o->mi > 59 || o->se > 59) return false;
+  if (p < s.size() && s[p] == '.') {
+    ++p;
+    int64_t us = 0;
+    int n = 0;
+    while (p < s.size() && std::isdigit(static_cast<unsigned char>(s[p]))) {
+      if (n < 6) { us = us * 10 + (s[p] - '0'); ++n; }
+      ++p;
+    }
+    if (n == 0) return false;
+    while (n < 6) { us *= 10; ++n; }
+    o->us = us;
+  }
+  (void)date_only;
+  return p == s.size();
+}
+
+void append_2(std::string* out, int v) {
+  out->push_back(static_cast<char>('0' + v / 10));
+  out->push_back(static_cast<char>('0' + v % 10));
+}
+
+bool as_text(const InValue& in, std::string_view* s) {
+  switch (in.tag) {
+    case InValue::Str:
+    case InValue::Num:
+    case InValue::Raw: *s = in.text; return true;
+    case InValue::Bool: *s = in.b ? "true" : "false"; return true;
+    case InValue::Null: return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string ColType::sql() const {
+  switch (kind) {
+    case Kind::Boolean: return "BOOLEAN";
+    case Kind::TinyInt: return "TINYINT";
+    case Kind::SmallInt: return "SMALLINT";
+    case Kind::Int: return "INT";
+    case Kind::BigInt: return "BIGINT";
+    case Kind::LargeInt: return "LARGEINT";
+    case Kind::Float: return "FLOAT";
+    case Kind::Double: return "DOUBLE";
+    case Kind::Decimal: return "DECIMAL(" + std::to_string(precision) + "," + std::to_string(scale) + ")";
+    case Kind::Date: return "DATE";
+    case Kind::DateTime: return frac ? "DATETIME(" + std::to_string(frac) + ")" : "DATETIME";
+    case Kind::Char: return "CHAR(" + std::to_string(len) + ")";
+    case Kind::Varchar: return "VARCHAR(" + std::to_string(len) + ")";
+    case Kind::String: return "TEXT";
+    case Kind::Json: return "JSON";
+  }
+  return "?";
+}
+
+std::string ColType::schema_name() const {
+  switch (kind) {
+    case Kind::Decimal: return "DECIMALV3";
+    case Kind::Date: return "DATEV2";
+    case Kind::DateTime: return "DATETIMEV2";
+    case Kind::Char: return "CHAR";
+    case Kind::Varchar: return "VARCHAR";
+    case Kind::String: return "STRING";
+    default: return sql();
+  }
+}
+
+std::optional<ColType> parse_type(std::string_view text, std::string* err) {
+  text = trim(text);
+  std::string name;
+  std::vector<int> args;
+  size_t lp = text.find('(');
+  name = upper(trim(text.substr(0, lp)));
+  if (lp != std::string_view::npos) {
+    size_t rp = text.find(')', lp);
+    if (rp == std::string_view::npos) { *err = "malformed type " + std::string(text); return std::nullopt; }
+    std::string_view inner = text.substr(lp + 1, rp - lp - 1);
+    while (!inner.empty()) {
+      size_t c = inner.find(',');
+      std::string_view part = trim(inner.substr(0, c));
+      int v = 0;
+      auto r = std::from_chars(part.data(), part.data() + part.size(), v);
+      if (r.ec != std::errc() || r.ptr != part.data() + part.size()) {
+        *err = "malformed type " + std::string(text);
+        return std::nullopt;
+      }
+      args.push_back(v);
+      if (c == std::string_view::npos) break;
+      inner.remove_prefix(c + 1);
+    }
+  }
+  ColType t;
+  auto arg = [&](size_t i, int def) { return i < args.size() ? args[i] : def; };
+  if (name == "BOOLEAN" || name == "BOOL") t.kind = Kind::Boolean;
+  else if (name == "TINYINT") t.kind = Kind::TinyInt;
+  else if (name == "SMALLINT") t.kind = Kind::SmallInt;
+  else if (name == "INT" || name == "INTEGER") t.kind = Kind::Int;
+  else if (name == "BIGINT") t.kind = Kind::BigInt;
+  else if (name == "LARGEINT") t.kind = Kind::LargeInt;
+  else if (name == "FLOAT") t.kind = Kind::Float;
+  else if (name == "DOUBLE") t.kind = Kind::Double;
+  else if (name == "DECIMAL" || name == "DECIMALV3" || name == "DECIMALV2" || name == "NUMERIC") {
+    t.kind = Kind::Decimal;
+    t.precision = arg(0, 9);
+    t.scale = arg(1, 0);
+    if (t.precision < 1 || t.precision > 38 || t.scale < 0 || t.scale > t.precision) {
+      *err = "Invalid decimal type: " + std::string(text);
+      return std::nullopt;
+    }
+  } else if (name == "DATE" || name == "DATEV2") t.kind = Kind::Date;
+  else if (name == "DATETIME" || name == "DATETIMEV2") {
+    t.kind = Kind::DateTime;
+    t.frac = arg(0, 0);
+    if (t.frac < 0 || t.frac > 6) { *err = "Scale of Datetime/Time must between 0 and 6. Scale was set to: " + std::to_string(t.frac); return std::nullopt; }
+  } else if (name == "CHAR") { t.kind = Kind::Char; t.len = arg(0, 1); }
+  else if (name == "VARCHAR") { t.kind = Kind::Varchar; t.len = arg(0, 65533); }
+  else if (name == "STRING" || name == "TEXT") t.kind = Kind::String;
+  else if (name == "JSON" || name == "JSONB") t.kind = Kind::Json;
+  else { *err = "Unknown type: " + std::string(text); return std::nullopt; }
+  return t;
+}
+
+void encode_null(std::string* key) { key->push_back('\0'); }
+void encode_not_null(std::string* key) { key->push_back('\x01'); }
+
+void append_json_string(std::string* out, std::string_view s) {
+  out->push_back('"');
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out->append(s.data() + start, i - start);
+    start = i + 1;
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      case '\b': out->append("\\b"); break;
+      case '\f': out->append("\\f"); break;
+      default: {
+        char b[8];
+        std::snprintf(b, sizeof b, "\\u%04x", c);
+        out->append(b);
+      }
+    }
+  }
+  out->append(s.data() + start, s.size() - start);
+  out->push_back('"');
+}
+
+bool convert(const ColType& t, const InValue& in, std::string* out, std::string* key, std::string* why) {
+  std::string_view text;
+  switch (t.kind) {
+    case Kind::Boolean: {
+      bool v;
+      if (in.tag == InValue::Bool) v = in.b;
+      else {
+        if (!as_text(in, &text)) return false;
+        std::string u = upper(trim(text));
+        if (u == "TRUE" || u == "1") v = true;
+        else if (u == "FALSE" || u == "0") v = false;
+        else { *why = "invalid BOOLEAN value"; return false; }
+      }
+      out->append(v ? "true" : "false");
+      if (key) key->push_back(v ? '\x01' : '\0');
+      return true;
+    }
+    case Kind::TinyInt:
+    case Kind::SmallInt:
+    case Kind::Int:
+    case Kind::BigInt:
+    case Kind::LargeInt: {
+      __int128 v;
+      if (in.tag == InValue::Bool) v = in.b ? 1 : 0;
+      else {
+        if (!as_text(in, &text) || in.tag == InValue::Raw) { *why = "not an integer"; return false; }
+        if (!parse_i128(text, &v)) { *why = "not an integer"; return false; }
+      }
+      __int128 lo, hi;
+      switch (t.kind) {
+        case Kind::TinyInt: lo = INT8_MIN; hi = INT8_MAX; break;
+        case Kind::SmallInt: lo = INT16_MIN; hi = INT16_MAX; break;
+        case Kind::Int: lo = INT32_MIN; hi = INT32_MAX; break;
+        case Kind::BigInt: lo = INT64_MIN; hi = INT64_MAX; break;
+        default: lo = std::numeric_limits<__int128>::min(); hi = std::numeric_limits<__int128>::max();
+      }
+      if (v < lo || v > hi) { *why = "value out of range for " + t.sql(); return false; }
+      if (t.kind == Kind::LargeInt) {
+        // LARGEINT exceeds what JSON numbers carry reliably, so it is a string.
+        out->push_back('"');
+        out->append(i128_to_string(v));
+        out->push_back('"');
+        if (key) put_i128(key, v);
+      } else {
+        char b[24];
+        auto r = std::to_chars(b, b + sizeof b, static_cast<int64_t>(v));
+        out->append(b, r.ptr);
+        if (key) put_i64(key, static_cast<int64_t>(v));
+      }
+      return true;
+    }
+    case Kind::Float:
+    case Kind::Double: {
+      if (in.tag == InValue::Raw || !as_text(in, &text)) { *why = "not a number"; return false; }
+      if (in.tag == InValue::Bool) text = in.b ? "1" : "0";
+      text = trim(text);
+      double d;
+      auto r = std::from_chars(text.data(), text.data() + text.size(), d);
+      if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(d)) {
+        *why = "not a number";
+        return false;
+      }
+      char b[40];
+      if (t.kind == Kind::Float) {
+        float f = static_cast<float>(d);
+        if (!std::isfinite(f)) { *why = "value out of range for FLOAT"; return false; }
+        auto w = std::to_chars(b, b + sizeof b, f);
+        out->append(b, w.ptr);
+        d = f;
+      } else {
+        auto w = std::to_chars(b, b + sizeof b, d);
+        out->append(b, w.ptr);
+      }
+      if (key) {
+        uint64_t u;
+        std::memcpy(&u, &d, 8);
+        u = (u & (1ULL << 63)) ? ~u : u | (1ULL << 63);
+        put_be64(key, u);
+      }
+      return true;
+    }
+    case Kind::Decimal: {
+      if (in.tag == InValue::Raw || !as_text(in, &text)) { *why = "not a decimal"; return false; }
+      if (in.tag == InValue::Bool) text = in.b ? "1" : "0";
+      __int128 v;
+      if (!parse_decimal(text, t.precision, t.scale, &v)) {
+        *why = "value does not fit " + t.sql();
+        return false;
+      }
+      // Rendered as a string: a JSON number would invite lossy double parsing.
+      out->push_back('"');
+      out->append(decimal_to_string(v, t.scale));
+      out->push_back('"');
+      if (key) put_i128(key, v);
+      return true;
+    }
+    case Kind::Date:
+    case Kind::DateTime: {
+      if (in.tag != InValue::Str && in.tag != InValue::Num) { *why = "not a date"; return false; }
+      DateTimeVal dt;
+      if (!parse_datetime(in.text, &dt, t.kind == Kind::Date)) { *why = "invalid " + t.sql() + " value"; return false; }
+      char b[40];
+      int n = std::snprintf(b, sizeof b, "%04d-%02d-%02d", dt.y, dt.mo, dt.d);
+      out->push_back('"');
+      out->append(b, static_cast<size_t>(n));
+      int64_t enc = (static_cast<int64_t>(dt.y) * 10000 + dt.mo * 100 + dt.d);
+      if (t.kind == Kind::DateTime) {
+        out->push_back(' ');
+        append_2(out, dt.h);
+        out->push_back(':');
+        append_2(out, dt.mi);
+        out->push_back(':');
+        append_2(out, dt.se);
+        int64_t us = dt.us;
+        int64_t div = 1;
+        for (int i = t.frac; i < 6; ++i) div *= 10;
+        us = us / div * div;  // truncation to the declared precision
+        if (t.frac > 0) {
+          char f[8];
+          std::snprintf(f, sizeof f, "%06lld", static_cast<long long>(us));
+          out->push_back('.');
+          out->append(f, static_cast<size_t>(t.frac));
+        }
+        enc = ((enc * 1000000 + dt.h * 10000 + dt.mi * 100 + dt.se) * 1000000) + us;
+      }
+      out->push_back('"');
+      if (key) put_i64(key, enc);
+      return true;
+    }
+    case Kind::Char:
+    case Kind::Varchar:
+    case Kind::String: {
+      if (!as_text(in, &text)) return false;
+      if ((t.kind != Kind::String) && static_cast<int>(text.size()) > t.len) {
+        *why = "the length of input is too long than schema. input length: " + std::to_string(text.size()) +
+               ", schema length: " + std::to_string(t.len);
+        return false;
+      }
+      append_json_string(out, text);
+      if (key) put_str(key, text);
+      return true;
+    }
+    case Kind::Json: {
+      std::string_view raw;
+      std::string tmp;
+      if (in.tag == InValue::Str) raw = in.text;  // a string carries JSON text
+      else if (!as_text(in, &raw)) return false;
+      boost::system::error_code ec;
+      auto v = boost::json::parse(raw, ec);
+      if (ec) { *why = "invalid JSON text"; return false; }
+      tmp = boost::json::serialize(v);
+      out->append(tmp);
+      if (key) put_str(key, tmp);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace cdc2doris::emu
