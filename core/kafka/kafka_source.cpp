@@ -78,6 +78,7 @@ class KafkaSource final : public Source {
     if (!props.contains("group.id")) throw std::invalid_argument("Kafka property group.id is required");
     props.try_emplace("partition.assignment.strategy", "cooperative-sticky");
     props.try_emplace("auto.offset.reset", "earliest");
+    cooperative_configured_ = props["partition.assignment.strategy"].find("cooperative-sticky") != std::string::npos;
     spdlog::info("Kafka source config: topics={} properties={}", fmt_topics(), fmt_props(redact(props)));
 
     rk::Conf conf = rk::make_conf(props);
@@ -271,7 +272,13 @@ class KafkaSource final : public Source {
       rd_kafka_queue_destroy(q);
     }
     if (!result && !errors_.empty()) result = errors_.front();
-    if (outstanding_->load() == 0) {
+    if (!assigned_once_ && cooperative_configured_) {
+      // librdkafka < 2.3 aborts in rd_kafka_destroy() when a cooperative-sticky
+      // consumer never received an assignment (confluentinc/librdkafka#4312,
+      // Debian 12 ships 2.0.2). The consumer is closed already; only memory
+      // and idle threads remain, and this happens at shutdown.
+      spdlog::warn("Kafka source: not destroying a consumer that was never assigned (librdkafka#4312)");
+    } else if (outstanding_->load() == 0) {
       rd_kafka_destroy_flags(rk_, closed ? 0 : RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
     } else {
       // Destroying under live messages would hang or crash; leaking the handle
@@ -366,6 +373,7 @@ class KafkaSource final : public Source {
     bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(h), "COOPERATIVE") == 0;
     auto tps = rk::to_vector(parts);
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      assigned_once_ = true;
       OffsetMap starts;
       bool listener_failed = false;
       try {
@@ -500,6 +508,8 @@ class KafkaSource final : public Source {
   std::vector<std::string> topics_;
   rd_kafka_t* rk_ = nullptr;
   RebalanceListener* listener_ = nullptr;
+  bool cooperative_configured_ = false;
+  bool assigned_once_ = false;  // see close(): librdkafka#4312
   // Poll-thread state; callbacks run inside poll()/close() on that thread.
   bool in_poll_ = false;
   std::vector<rd_kafka_message_t*> pending_;
