@@ -1,0 +1,500 @@
+// In-process tests of the emulator engine: values, SQL, header-phase checks,
+// the transaction state machine with every §4.2 message, table models,
+// timeouts and write-ahead recovery. No sockets.
+#include "tests/doris_emulator/engine.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+#include <zlib.h>
+
+#include <fstream>
+
+using namespace cdc2doris::emu;
+namespace json = boost::json;
+
+namespace {
+
+const std::string kRoot = "Basic cm9vdDo=";  // root:
+
+struct Fix {
+  Engine e;
+  explicit Fix(Config c = {}) : e(std::move(c)) {
+    e.recover();
+    e.execute_sql("", "CREATE DATABASE IF NOT EXISTS d");
+  }
+  json::object load(const std::string& table, const std::string& body, std::map<std::string, std::string> h = {},
+                    bool chunked = false, std::string authz = kRoot) {
+    LoadRequest r;
+    r.db = "d";
+    r.table = table;
+    r.headers = std::move(h);
+    r.authorization = std::move(authz);
+    if (!chunked) r.content_length = static_cast<int64_t>(body.size());
+    r.chunked = chunked;
+    Reply early;
+    auto l = e.start_load(r, &early);
+    if (!l) return json::parse(early.body).as_object();
+    // Feed in small pieces so line splitting across chunks is exercised.
+    for (size_t p = 0; p < body.size(); p += 7) l->feed(body.data() + p, std::min<size_t>(7, body.size() - p));
+    return json::parse(l->finish().body).as_object();
+  }
+  json::object txn(const std::string& op, const std::string& id, const std::string& label = "") {
+    std::map<std::string, std::string> h{{"txn_operation", op}};
+    if (!id.empty()) h["txn_id"] = id;
+    if (!label.empty()) h["label"] = label;
+    return json::parse(e.txn_2pc("d", h, kRoot, 0).body).as_object();
+  }
+  std::vector<std::string> rows(const std::string& t) {
+    std::vector<std::string> out;
+    std::string s = *e.rows_jsonl("d", t);
+    size_t p = 0;
+    while (p < s.size()) {
+      auto nl = s.find('\n', p);
+      out.push_back(s.substr(p, nl - p));
+      p = nl + 1;
+    }
+    return out;
+  }
+};
+
+std::string S(const json::object& o, const char* k) { return std::string(o.at(k).as_string()); }
+int64_t I(const json::object& o, const char* k) { return o.at(k).as_int64(); }
+
+std::string conv(const std::string& type, InValue v) {
+  std::string err;
+  auto t = parse_type(type, &err);
+  REQUIRE(t);
+  std::string out, why;
+  if (!convert(*t, v, &out, nullptr, &why)) return "FAIL";
+  return out;
+}
+InValue str(std::string_view s) { return InValue{InValue::Str, s, false}; }
+InValue num(std::string_view s) { return InValue{InValue::Num, s, false}; }
+
+const std::string kFe = "TStatus: errCode = 2, detailMessage = ";
+
+}  // namespace
+
+TEST_CASE("values: exact decimals, ranges, dates, strings", "[emulator][values]") {
+  CHECK(conv("DECIMAL(10,2)", num("1.005")) == "\"1.01\"");
+  CHECK(conv("DECIMAL(10,2)", num("-1.004")) == "\"-1.00\"");
+  CHECK(conv("DECIMAL(38,10)", str("1234567890123456789012345678.0123456789")) ==
+        "\"1234567890123456789012345678.0123456789\"");
+  CHECK(conv("DECIMAL(5,2)", num("1234.5")) == "FAIL");
+  CHECK(conv("DECIMAL(10,2)", num("1e2")) == "\"100.00\"");
+  CHECK(conv("TINYINT", num("127")) == "127");
+  CHECK(conv("TINYINT", num("128")) == "FAIL");
+  CHECK(conv("BIGINT", str("-9223372036854775808")) == "-9223372036854775808");
+  CHECK(conv("BIGINT", num("1.5")) == "FAIL");
+  CHECK(conv("LARGEINT", str("170141183460469231731687303715884105727")) ==
+        "\"170141183460469231731687303715884105727\"");
+  CHECK(conv("DATE", str("2024-02-29")) == "\"2024-02-29\"");
+  CHECK(conv("DATE", str("2023-02-29")) == "FAIL");
+  CHECK(conv("DATETIME(3)", str("2024-01-01T10:00:00.123456")) == "\"2024-01-01 10:00:00.123\"");
+  CHECK(conv("DATETIME(6)", str("2024-01-01 10:00:00.5")) == "\"2024-01-01 10:00:00.500000\"");
+  CHECK(conv("DATETIME", str("2024-01-01 25:00:00")) == "FAIL");
+  CHECK(conv("VARCHAR(3)", str("abcd")) == "FAIL");
+  CHECK(conv("CHAR(4)", str("ab\"c")) == "\"ab\\\"c\"");
+  CHECK(conv("BOOLEAN", str("TRUE")) == "true");
+  CHECK(conv("DOUBLE", num("0.1")) == "0.1");
+  CHECK(conv("JSON", InValue{InValue::Raw, "{\"a\": [1, 2]}", false}) == "{\"a\":[1,2]}");
+  CHECK(conv("JSON", str("{\"b\":1}")) == "{\"b\":1}");
+  CHECK(conv("JSON", str("not json")) == "FAIL");
+  std::string err;
+  CHECK_FALSE(parse_type("DECIMAL(40,2)", &err));
+  CHECK_FALSE(parse_type("GEOMETRY", &err));
+}
+
+TEST_CASE("sql: DDL, DESC, SHOW and errors", "[emulator][sql]") {
+  Fix f;
+  f.e.execute_sql("d", "CREATE TABLE `t` (id INT NOT NULL, v VARCHAR(8) DEFAULT 'x', c DECIMAL(10,2)) "
+                       "UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES (\"replication_num\" = \"1\")");
+  CHECK_THROWS_WITH(f.e.execute_sql("d", "CREATE TABLE t (id INT) DUPLICATE KEY(id)"),
+                    "errCode = 2, detailMessage = Table 't' already exists");
+  auto show = json::parse(f.e.query("d", "SHOW TABLES", true)).as_object();
+  CHECK(json::serialize(show) ==
+        R"({"data":{"type":"result_set","meta":[{"name":"Tables_in_d","type":"CHAR"}],"data":[["t"]],"time":0},"msg":"success","code":0})");
+  auto nonstream = json::parse(f.e.query("d", "SHOW TABLES", false)).as_object();
+  CHECK(nonstream.at("count").as_int64() == 0);
+  auto err = json::parse(f.e.query("d", "INSERT INTO t VALUES (1)", true)).as_object();
+  CHECK(json::serialize(err) ==
+        R"({"msg":"Error","code":1,"data":"Failed to execute sql: errCode = 2, detailMessage = Unsupported statement type","count":0})");
+  f.e.execute_sql("d", "ALTER TABLE t ADD COLUMN n BIGINT DEFAULT \"7\"");
+  f.e.execute_sql("d", "ALTER TABLE t RENAME COLUMN v vv");
+  f.e.execute_sql("d", "ALTER TABLE t MODIFY COLUMN vv VARCHAR(20)");
+  f.e.execute_sql("d", "ALTER TABLE t DROP COLUMN c");
+  CHECK_THROWS_WITH(f.e.execute_sql("d", "ALTER TABLE t DROP COLUMN id"),
+                    Catch::Contains("Can not drop key column in Unique data model table"));
+  auto desc = json::parse(f.e.query("d", "DESC t", true)).as_object();
+  auto& rows = desc.at("data").as_object().at("data").as_array();
+  REQUIRE(rows.size() == 3);
+  CHECK(json::serialize(rows[1]) == R"x(["vv","VARCHAR(20)","YES","false",null,"REPLACE"])x");
+  auto schema = json::parse(f.e.schema_json("d", "t")).as_object();
+  CHECK(S(schema.at("data").as_object(), "keysType") == "UNIQUE_KEYS");
+  f.e.execute_sql("d", "TRUNCATE TABLE t");
+  f.e.execute_sql("d", "DROP TABLE t");
+  CHECK_THROWS_WITH(f.e.execute_sql("d", "DROP TABLE t"), Catch::Contains("Unknown table 't'"));
+  CHECK(f.e.query("d", "SELECT 1", true).find("\"code\":1") != std::string::npos);
+}
+
+TEST_CASE("stream load: header-phase failures carry TxnId -1 and exact messages", "[emulator][load]") {
+  Config c;
+  c.streaming_load_max_mb = 1;
+  Fix f(c);
+  f.e.execute_sql("d", "CREATE TABLE t (id INT, v STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  auto msg = [&](std::map<std::string, std::string> h, std::string authz = kRoot, const std::string& table = "t") {
+    auto r = f.load(table, "", std::move(h), false, std::move(authz));
+    CHECK(I(r, "TxnId") == -1);
+    CHECK(S(r, "Status") == "Fail");
+    return S(r, "Message");
+  };
+  CHECK(msg({}, "") == "[NOT_AUTHORIZED]no valid Basic authorization");
+  CHECK(msg({}, "Basic cm9vdDp4") == "[ANALYSIS_ERROR]" + kFe + "Access denied for user 'root' (using password: YES)");
+  CHECK(msg({{"format", "xml"}}) == "[INVALID_ARGUMENT]unknown data format, format=xml");
+  CHECK(msg({}, kRoot, "nope") == "[NOT_FOUND]TStatus: errCode = 7, detailMessage = table not found, tableName=nope");
+  CHECK(msg({{"label", "a.b"}}) ==
+        "[ANALYSIS_ERROR]" + kFe + "Label format error. regex: ^[-_A-Za-z0-9:]{1,128}$, label: a.b");
+  CHECK(msg({{"group_commit", "bad"}}) == "[INVALID_ARGUMENT]group_commit can only be [async_mode, sync_mode, off_mode]");
+  CHECK(msg({{"partitions", "p1"}, {"temporary_partitions", "p2"}}) ==
+        "[INVALID_ARGUMENT]Can not specify both partitions and temporary partitions");
+  {
+    LoadRequest r;
+    r.db = "d";
+    r.table = "t";
+    r.authorization = kRoot;
+    Reply early;
+    CHECK_FALSE(f.e.start_load(r, &early));
+    CHECK(early.body.find("content_length is empty and transfer-encoding!=chunked, please set content_length or "
+                          "transfer-encoding=chunked") != std::string::npos);
+    r.content_length = 5;
+    r.chunked = true;
+    CHECK_FALSE(f.e.start_load(r, &early));
+    CHECK(early.body.find("[INVALID_ARGUMENT]please do not set both content_length and transfer-encoding") !=
+          std::string::npos);
+    r.chunked = false;
+    r.content_length = 2 * 1024 * 1024;
+    CHECK_FALSE(f.e.start_load(r, &early));
+    CHECK(early.body.find("body size 2097152 exceeds the limit 1048576") != std::string::npos);
+    r.db = "nodb";
+    r.content_length = 0;
+    CHECK_FALSE(f.e.start_load(r, &early));
+    CHECK(early.body.find("[NOT_FOUND]TStatus: errCode = 7, detailMessage = unknown database, database=nodb") !=
+          std::string::npos);
+  }
+  // Plan errors happen after begin: the txn exists and is aborted.
+  auto r = f.load("t", "", {{"strict_mode", "maybe"}});
+  CHECK(I(r, "TxnId") > 0);
+  CHECK(S(r, "Message") == "[INVALID_ARGUMENT]Invalid strict mode format. Must be bool type");
+  CHECK(S(f.load("t", "", {{"merge_type", "MERGE"}}), "Message") ==
+        "[ANALYSIS_ERROR]" + kFe + "Excepted DELETE ON clause when merge type is MERGE.");
+  CHECK(S(f.load("t", "", {{"delete", "id=1"}}), "Message") ==
+        "[ANALYSIS_ERROR]" + kFe + "Not support DELETE ON clause when merge type is not MERGE.");
+  CHECK(S(f.load("t", "", {{"merge_type", "upsert"}}), "Message") == "[INVALID_ARGUMENT]Invalid merge type upsert");
+  CHECK(S(f.load("t", "", {{"unique_key_update_mode", "x"}}), "Message") ==
+        "[INVALID_ARGUMENT]Invalid unique_key_partial_mode x, must be one of 'UPSERT', 'UPDATE_FIXED_COLUMNS' or "
+        "'UPDATE_FLEXIBLE_COLUMNS'");
+}
+
+TEST_CASE("stream load: response field order and empty body", "[emulator][load]") {
+  Fix f;
+  f.e.execute_sql("d", "CREATE TABLE t (id INT, v STRING) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  LoadRequest r;
+  r.db = "d";
+  r.table = "t";
+  r.authorization = kRoot;
+  r.content_length = 0;
+  r.headers = {{"label", "probe"}, {"two_phase_commit", "true"}, {"comment", "hi"}};
+  Reply early;
+  auto l = f.e.start_load(r, &early);
+  REQUIRE(l);
+  std::string body = l->finish().body;
+  std::vector<std::string> keys;
+  for (size_t p = 0; (p = body.find("\n    \"", p)) != std::string::npos; ++p)
+    keys.push_back(body.substr(p + 6, body.find('"', p + 6) - p - 6));
+  CHECK(keys == std::vector<std::string>{"TxnId", "Label", "Comment", "TwoPhaseCommit", "Status", "Message",
+                                         "NumberTotalRows", "NumberLoadedRows", "NumberFilteredRows",
+                                         "NumberUnselectedRows", "LoadBytes", "LoadTimeMs", "BeginTxnTimeMs",
+                                         "StreamLoadPutTimeMs", "ReadDataTimeMs", "WriteDataTimeMs",
+                                         "ReceiveDataTimeMs", "CommitAndPublishTimeMs"});
+  CHECK(body.rfind("{\n    \"TxnId\": ", 0) == 0);
+  CHECK(body.substr(body.size() - 3) == "\n}\n");
+  auto o = json::parse(body).as_object();
+  CHECK(S(o, "Status") == "Success");
+  CHECK(S(o, "TwoPhaseCommit") == "true");
+  CHECK(S(o, "Comment") == "hi");
+  CHECK(I(o, "NumberTotalRows") == 0);
+}
+
+TEST_CASE("2PC: every state transition and message", "[emulator][txn]") {
+  Fix f;
+  f.e.execute_sql("d", "CREATE TABLE t (id INT, v STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  std::map<std::string, std::string> pc{{"format", "json"}, {"two_phase_commit", "true"}};
+  auto h = [&](const std::string& label) {
+    auto m = pc;
+    m["label"] = label;
+    return m;
+  };
+  auto r1 = f.load("t", "{\"id\":1,\"v\":\"a\"}\n", h("L1"));
+  REQUIRE(S(r1, "Status") == "Success");
+  std::string id = std::to_string(I(r1, "TxnId"));
+  CHECK(f.rows("t").empty());  // invisible while PRECOMMITTED
+  // Label exists while PRECOMMITTED.
+  auto dup = f.load("t", "", h("L1"));
+  CHECK(S(dup, "Status") == "Label Already Exists");
+  CHECK(S(dup, "ExistingJobStatus") == "PRECOMMITTED");
+  CHECK(S(dup, "Message") == "[LABEL_ALREADY_EXISTS]" + kFe + "Label [L1] has already been used, relate to txn [" + id + "]");
+  auto ok = f.txn("commit", id);
+  CHECK(json::serialize(ok) == R"({"status":"Success","msg":"transaction [)" + id + R"(] commit successfully."})");
+  CHECK(f.rows("t") == std::vector<std::string>{R"({"id":1,"v":"a"})"});
+  CHECK(S(f.txn("commit", id), "msg") == kFe + "transaction [" + id + "] is already visible, not pre-committed.");
+  CHECK(S(f.txn("abort", id), "msg") == kFe + "transaction [" + id + "] is already VISIBLE, could not abort.");
+  CHECK(S(f.load("t", "", h("L1")), "ExistingJobStatus") == "FINISHED");
+  CHECK(S(f.txn("commit", "999999"), "msg") == kFe + "transaction [999999] not found");
+  CHECK(S(f.txn("abort", "999999"), "status") == "ANALYSIS_ERROR");
+  auto bad = f.txn("commit", "abc");
+  CHECK(json::serialize(bad) == R"({"status":"INTERNAL_ERROR","msg":"convert txn_id [abc] failed, reason=stoll"})");
+  CHECK(S(f.txn("publish", id), "msg") == "transaction operation should be 'commit' or 'abort'");
+
+  // Abort by label, then messages for an aborted txn; aborted labels are reusable.
+  auto r2 = f.load("t", "{\"id\":2}\n", h("L2"));
+  std::string id2 = std::to_string(I(r2, "TxnId"));
+  CHECK(json::serialize(f.txn("abort", "", "L2")) == R"({"status":"Success","msg":"label [L2] abort successfully."})");
+  CHECK(S(f.txn("commit", id2), "msg") == kFe + "transaction [" + id2 + "] is already aborted. abort reason: User Abort");
+  CHECK(S(f.txn("abort", id2), "msg") == kFe + "transaction [" + id2 + "] is already aborted, abort reason: User Abort");
+  CHECK(S(f.txn("commit", "", "L2"), "msg") == kFe + "running transaction not found, label=L2");
+  CHECK(S(f.txn("commit", "", "nolabel"), "msg") == kFe + "transaction not found, label=nolabel");
+  auto r3 = f.load("t", "{\"id\":3}\n", h("L2"));
+  CHECK(S(r3, "Status") == "Success");
+  // Commit by label + txn id: both prefixes.
+  std::string id3 = std::to_string(I(r3, "TxnId"));
+  CHECK(S(f.txn("commit", id3, "L2"), "msg") == "label [L2] transaction [" + id3 + "] commit successfully.");
+
+  // A PREPARE txn (load still streaming): label RUNNING, commit refused, abort allowed.
+  LoadRequest lr;
+  lr.db = "d";
+  lr.table = "t";
+  lr.authorization = kRoot;
+  lr.chunked = true;
+  lr.headers = h("L4");
+  Reply early;
+  auto streaming = f.e.start_load(lr, &early);
+  REQUIRE(streaming);
+  std::string id4 = std::to_string(streaming->txn_id());
+  CHECK(S(f.load("t", "", h("L4")), "ExistingJobStatus") == "RUNNING");
+  CHECK(S(f.txn("commit", id4), "msg") == kFe + "transaction [" + id4 + "] is prepare, not pre-committed.");
+  CHECK(S(f.txn("abort", "", "L4"), "status") == "Success");
+  streaming->feed("{\"id\":4}\n", 9);
+  auto fin = json::parse(streaming->finish().body).as_object();
+  CHECK(S(fin, "Status") == "Fail");
+  CHECK(S(fin, "Message").find("is already aborted") != std::string::npos);
+
+  // Non-2PC: visible at once; COMMITTED (publish pending) messages.
+  f.e.add_fault(R"({"type":"publish_timeout","visible_after_ms":60000})");
+  auto r5 = f.load("t", "{\"id\":5}\n", {{"format", "json"}, {"label", "L5"}});
+  CHECK(S(r5, "Status") == "Publish Timeout");
+  CHECK(S(r5, "Message") == "[PUBLISH_TIMEOUT]TStatus: transaction commit successfully, BUT data will be visible later");
+  std::string id5 = std::to_string(I(r5, "TxnId"));
+  CHECK(S(f.txn("commit", id5), "msg") == kFe + "transaction [" + id5 + "] is already committed, not pre-committed.");
+  CHECK(S(f.txn("abort", id5), "msg") == kFe + "transaction [" + id5 + "] is already COMMITTED, could not abort.");
+  CHECK(f.rows("t").size() == 2);
+  f.e.tick(now_ms() + 61000);
+  CHECK(f.rows("t").size() == 3);
+
+  auto wrong_db = json::parse(f.e.txn_2pc("zz", {{"txn_operation", "commit"}, {"txn_id", id}}, kRoot, 0).body).as_object();
+  CHECK(S(wrong_db, "msg") == kFe + "unknown database, database=zz");
+  auto denied = json::parse(f.e.txn_2pc("d", {{"txn_operation", "commit"}, {"txn_id", id}}, "Basic cm9vdDp4", 0).body).as_object();
+  CHECK(S(denied, "msg").find("Access denied for user 'root'") != std::string::npos);
+}
+
+TEST_CASE("timeouts, label retention and running-txn limit", "[emulator][txn]") {
+  Config c;
+  c.precommit_timeout_s = 5;
+  c.label_retention_s = 10;
+  c.max_running_txns = 2;
+  Fix f(c);
+  f.e.execute_sql("d", "CREATE TABLE t (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  std::map<std::string, std::string> h{{"two_phase_commit", "true"}};
+  h["label"] = "a";
+  std::string a = std::to_string(I(f.load("t", "1\n", h), "TxnId"));
+  h["label"] = "b";
+  CHECK(S(f.load("t", "2\n", h), "Status") == "Success");
+  h["label"] = "c";
+  auto lim = f.load("t", "3\n", h);
+  CHECK(S(lim, "Message") == "[ANALYSIS_ERROR]" + kFe + "current running txns on db 10001 is 2, larger than limit 2");
+  f.e.tick(now_ms() + 6000);
+  CHECK(S(f.txn("commit", a), "msg") == kFe + "transaction [" + a + "] is already aborted. abort reason: timeout by txn manager");
+  h["label"] = "a";
+  CHECK(S(f.load("t", "1\n", h), "Status") == "Success");  // aborted label reusable
+  f.txn("commit", "", "a");
+  f.e.tick(now_ms() + 20000);  // retention passed for the finished txns
+  CHECK(S(f.txn("commit", a), "msg") == kFe + "transaction [" + a + "] not found");
+  auto again = f.load("t", "1\n", h);
+  CHECK(S(again, "Status") == "Success");
+}
+
+TEST_CASE("unique model: upsert, delete sign, sequence column, merge types", "[emulator][model]") {
+  Fix f;
+  f.e.execute_sql("d", "CREATE TABLE u (id BIGINT, v VARCHAR(10)) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  std::map<std::string, std::string> js{{"format", "json"}, {"hidden_columns", "__DORIS_DELETE_SIGN__"}};
+  f.load("u",
+         "{\"id\":2,\"v\":\"b\",\"__DORIS_DELETE_SIGN__\":0}\n{\"id\":1,\"v\":\"a\",\"__DORIS_DELETE_SIGN__\":0}\n"
+         "{\"id\":1,\"v\":\"a2\",\"__DORIS_DELETE_SIGN__\":0}\n{\"id\":10,\"v\":\"x\",\"__DORIS_DELETE_SIGN__\":0}\n",
+         js);
+  CHECK(f.rows("u") == std::vector<std::string>{R"({"id":1,"v":"a2"})", R"({"id":2,"v":"b"})", R"({"id":10,"v":"x"})"});
+  f.load("u", "{\"id\":2,\"v\":\"b\",\"__DORIS_DELETE_SIGN__\":1}\n", js);
+  CHECK(f.rows("u").size() == 2);
+  f.load("u", "10\tzz\n", {{"merge_type", "DELETE"}});
+  CHECK(f.rows("u") == std::vector<std::string>{R"({"id":1,"v":"a2"})"});
+  f.load("u", "1\tdel\n3\tkeep\n", {{"merge_type", "MERGE"}, {"delete", "v=\"del\""}});
+  CHECK(f.rows("u") == std::vector<std::string>{R"({"id":3,"v":"keep"})"});
+
+  f.e.execute_sql("d", "CREATE TABLE s (id INT, v STRING, ver BIGINT) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "
+                       "PROPERTIES (\"function_column.sequence_col\" = \"ver\")");
+  std::map<std::string, std::string> sj{{"format", "json"}, {"hidden_columns", "__DORIS_DELETE_SIGN__"}};
+  f.load("s", "{\"id\":1,\"v\":\"new\",\"ver\":5}\n{\"id\":1,\"v\":\"old\",\"ver\":3}\n", sj);
+  CHECK(f.rows("s") == std::vector<std::string>{R"({"id":1,"v":"new","ver":5})"});
+  f.load("s", "{\"id\":1,\"v\":\"older\",\"ver\":4}\n", sj);
+  CHECK(f.rows("s") == std::vector<std::string>{R"({"id":1,"v":"new","ver":5})"});
+  f.load("s", "{\"id\":1,\"v\":\"x\",\"ver\":2,\"__DORIS_DELETE_SIGN__\":1}\n", sj);  // stale delete ignored
+  CHECK(f.rows("s").size() == 1);
+  f.load("s", "{\"id\":1,\"v\":\"x\",\"ver\":6,\"__DORIS_DELETE_SIGN__\":1}\n", sj);
+  CHECK(f.rows("s").empty());
+  f.load("s", "{\"id\":1,\"v\":\"resurrect\",\"ver\":5}\n", sj);  // tombstone has ver 6
+  CHECK(f.rows("s").empty());
+
+  f.e.execute_sql("d", "CREATE TABLE h (id INT, v STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "
+                       "PROPERTIES (\"function_column.sequence_type\" = \"BIGINT\")");
+  CHECK(S(f.load("h", "", {{"format", "json"}}), "Message") ==
+        "[ANALYSIS_ERROR]" + kFe + "Table h has sequence column, need to specify the sequence column");
+  f.load("h", "{\"id\":1,\"v\":\"b\",\"lsn\":9}\n{\"id\":1,\"v\":\"a\",\"lsn\":8}\n",
+         {{"format", "json"}, {"function_column.sequence_col", "lsn"}, {"columns", "id,v,lsn"}});
+  CHECK(f.rows("h") == std::vector<std::string>{R"({"id":1,"v":"b"})"});
+}
+
+TEST_CASE("duplicate model, data quality, formats, gzip", "[emulator][model]") {
+  Fix f;
+  f.e.execute_sql("d", "CREATE TABLE dup (id INT NOT NULL, v VARCHAR(3), n INT) DUPLICATE KEY(id) "
+                       "DISTRIBUTED BY HASH(id) BUCKETS 1");
+  CHECK(S(f.load("dup", "1\ta\t1\n1\ta\t1\n"), "Status") == "Success");
+  CHECK(f.rows("dup").size() == 2);  // duplicates kept, in insertion order
+  auto bad = f.load("dup", "2\ttoolong\t1\n3\tok\t1\n");
+  CHECK(S(bad, "Message") == "[DATA_QUALITY_ERROR]too many filtered rows");
+  CHECK(I(bad, "NumberLoadedRows") == 0);
+  CHECK(I(bad, "NumberFilteredRows") == 1);
+  CHECK(S(bad, "ErrorURL").find("/api/_load_error_log?file=__shard_") != std::string::npos);
+  std::string file = S(bad, "ErrorURL").substr(S(bad, "ErrorURL").find("file=") + 5);
+  CHECK(f.e.error_log(file)->find("the length of input is too long than schema") != std::string::npos);
+  auto tol = f.load("dup", "2\ttoolong\t1\n3\tok\t1\n", {{"max_filter_ratio", "0.5"}});
+  CHECK(S(tol, "Status") == "Success");
+  CHECK(I(tol, "NumberFilteredRows") == 1);
+  // Non-strict: bad int becomes NULL; strict: filtered.
+  CHECK(S(f.load("dup", "4\tx\tnotanint\n"), "Status") == "Success");
+  CHECK(f.rows("dup").back() == R"({"id":4,"v":"x","n":null})");
+  CHECK(S(f.load("dup", "5\tx\tnotanint\n", {{"strict_mode", "true"}}), "Status") == "Fail");
+  // CSV with separators, column count mismatch, columns mapping.
+  CHECK(I(f.load("dup", "6,y\n", {{"column_separator", ","}, {"max_filter_ratio", "1"}}), "NumberFilteredRows") == 1);
+  f.load("dup", "z|7\n", {{"column_separator", "|"}, {"columns", "v,id"}});
+  CHECK(f.rows("dup").back() == R"({"id":7,"v":"z","n":null})");
+  // JSON array with strip_outer_array; garbage lines are filtered, not fatal.
+  auto arr = f.load("dup", R"([{"id":8,"v":"a"},{"id":9,"v":"b"}])", {{"format", "json"}, {"strip_outer_array", "true"}});
+  CHECK(I(arr, "NumberLoadedRows") == 2);
+  auto garbage = f.load("dup", "{\"id\":10}\n{oops\n\x01\x02\n", {{"format", "json"}, {"max_filter_ratio", "1"}});
+  CHECK(I(garbage, "NumberLoadedRows") == 1);
+  CHECK(I(garbage, "NumberFilteredRows") == 2);
+  // gzip body.
+  std::string plain = "{\"id\":11,\"v\":\"g\"}\n{\"id\":12,\"v\":\"g\"}\n";
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::string gz(256, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(plain.data());
+  zs.avail_in = static_cast<uInt>(plain.size());
+  zs.next_out = reinterpret_cast<Bytef*>(gz.data());
+  zs.avail_out = static_cast<uInt>(gz.size());
+  deflate(&zs, Z_FINISH);
+  gz.resize(zs.total_out);
+  deflateEnd(&zs);
+  auto g = f.load("dup", gz, {{"format", "json"}, {"compress_type", "gz"}}, true);
+  CHECK(S(g, "Status") == "Success");
+  CHECK(I(g, "NumberLoadedRows") == 2);
+  CHECK(I(g, "LoadBytes") == static_cast<int64_t>(gz.size()));
+  auto cs = f.e.checksum("d", "dup");
+  REQUIRE(cs);
+  CHECK(cs->second == static_cast<int64_t>(f.rows("dup").size()));
+}
+
+TEST_CASE("faults in the engine: fail_load, too_many_versions, fail_commit, expire, drop_labels", "[emulator][faults]") {
+  Fix f;
+  f.e.execute_sql("d", "CREATE TABLE t (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  f.e.add_fault(R"({"type":"fail_load","table":"t","message":"[INTERNAL_ERROR]boom"})");
+  auto r = f.load("t", "1\n");
+  CHECK(S(r, "Message") == "[INTERNAL_ERROR]boom");
+  CHECK(I(r, "TxnId") > 0);
+  CHECK(S(f.load("t", "1\n"), "Status") == "Success");  // count 1 consumed
+  f.e.add_fault(R"({"type":"fail_load","phase":"header","status":"Fail","message":"[CANCELLED]early"})");
+  auto hdr = f.load("t", "1\n");
+  CHECK(I(hdr, "TxnId") == -1);
+  CHECK(S(hdr, "Message") == "[CANCELLED]early");
+  f.e.add_fault(R"({"type":"too_many_versions"})");
+  CHECK(S(f.load("t", "1\n"), "Message").rfind("[E-235]failed to init rowset builder. version count: 2001, exceed limit: 2000", 0) == 0);
+  f.e.add_fault(R"({"type":"running_txn_limit"})");
+  CHECK(S(f.load("t", "1\n"), "Message").find("larger than limit") != std::string::npos);
+
+  std::map<std::string, std::string> pc{{"two_phase_commit", "true"}, {"label", "x"}};
+  std::string id = std::to_string(I(f.load("t", "1\n", pc), "TxnId"));
+  f.e.add_fault(R"({"type":"fail_commit","apply":true})");
+  CHECK(S(f.txn("commit", id), "msg") == kFe + "injected commit failure");
+  CHECK(S(f.txn("commit", id), "msg").find("is already visible") != std::string::npos);  // the commit had happened
+  pc["label"] = "y";
+  std::string id2 = std::to_string(I(f.load("t", "1\n", pc), "TxnId"));
+  f.e.add_fault(R"({"type":"fail_commit","status":"INTERNAL_ERROR","message":"nope"})");
+  CHECK(json::serialize(f.txn("commit", id2)) == R"({"status":"INTERNAL_ERROR","msg":"nope"})");
+  auto ex = json::parse(f.e.add_fault(R"({"type":"expire_precommitted"})")).as_object();
+  CHECK(ex.at("aborted").as_int64() == 1);
+  CHECK(S(f.txn("commit", id2), "msg").find("abort reason: timeout by txn manager") != std::string::npos);
+  auto dropped = json::parse(f.e.add_fault(R"({"type":"drop_labels","db":"d"})")).as_object();
+  CHECK(dropped.at("dropped").as_int64() >= 2);
+  CHECK(S(f.txn("commit", id), "msg") == kFe + "transaction [" + id + "] not found");
+  CHECK_THROWS(f.e.add_fault(R"({"type":"nonsense"})"));
+  CHECK_THROWS(f.e.add_fault("not json"));
+}
+
+TEST_CASE("write-ahead log: state survives restart, torn tail is cut", "[emulator][persistence]") {
+  cdc2doris::test::TempDir dir("emu-wal");
+  Config c;
+  c.data_dir = dir.path().string();
+  std::string pre_id, com_id;
+  {
+    Fix f(c);
+    f.e.execute_sql("d", "CREATE TABLE t (id INT, v STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+    std::map<std::string, std::string> pc{{"two_phase_commit", "true"}, {"label", "pre"}};
+    pre_id = std::to_string(I(f.load("t", "1\tpending\n", pc), "TxnId"));
+    pc["label"] = "com";
+    com_id = std::to_string(I(f.load("t", "2\tcommitted\n", pc), "TxnId"));
+    f.txn("commit", com_id);
+    f.load("t", "3\tplain\n", {{"label", "plain"}});
+    f.e.execute_sql("d", "ALTER TABLE t ADD COLUMN n INT DEFAULT \"0\"");
+    LoadRequest lr;  // left streaming: must be aborted by the restart
+    lr.db = "d";
+    lr.table = "t";
+    lr.authorization = kRoot;
+    lr.chunked = true;
+    lr.headers = {{"label", "streaming"}};
+    Reply early;
+    auto l = f.e.start_load(lr, &early);
+    REQUIRE(l);
+  }
+  {
+    std::ofstream(dir.path() / "wal.log", std::ios::app) << "\x10\x00\x00\x00garbage";  // torn record
+  }
+  Fix g(c);
+  CHECK(g.rows("t") == std::vector<std::string>{R"({"id":2,"v":"committed","n":0})", R"({"id":3,"v":"plain","n":0})"});
+  auto ok = g.txn("commit", pre_id);
+  CHECK(S(ok, "status") == "Success");
+  CHECK(g.rows("t").front() == R"({"id":1,"v":"pending","n":0})");
+  CHECK(S(g.load("t", "", {{"label", "com"}}), "ExistingJobStatus") == "FINISHED");
+  auto txns = g.e.txns_json("d");
+  CHECK(txns.find("load cancelled because the emulator restarted") != std::string::npos);
+  std::string next_id = std::to_string(I(g.load("t", "4\tx\t1\n", {{"label", "after"}}), "TxnId"));
+  CHECK(std::stoll(next_id) > std::stoll(com_id));
+}
