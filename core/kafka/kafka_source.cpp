@@ -377,7 +377,9 @@ class KafkaSource final : public Source {
       OffsetMap starts;
       bool listener_failed = false;
       try {
-        if (listener_ != nullptr) starts = listener_->on_assign(tps);
+        // Cooperative rebalances call back with empty lists; the pipeline
+        // only hears about real changes.
+        if (listener_ != nullptr && !tps.empty()) starts = listener_->on_assign(tps);
       } catch (const std::exception& ex) {
         listener_failed = true;
         record(Error(Disposition::Fatal, std::string("rebalance listener failed on assign: ") + ex.what()),
@@ -401,7 +403,7 @@ class KafkaSource final : public Source {
       drop_pending(gone);
       spdlog::info("Kafka source: revoking partitions={} lost={}", fmt_list(parts), lost);
       try {
-        if (listener_ != nullptr) listener_->on_revoke(tps, lost);
+        if (listener_ != nullptr && !tps.empty()) listener_->on_revoke(tps, lost);
       } catch (const std::exception& ex) {
         record(Error(Disposition::Fatal, std::string("rebalance listener failed on revoke: ") + ex.what()),
                ErrorClass::Fatal);
