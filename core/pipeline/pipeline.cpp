@@ -36,7 +36,6 @@ int64_t unix_ms() {
       .count();
 }
 
-state::TopicPartition to_state(const TopicPartition& tp) { return {tp.topic, tp.partition}; }
 TopicPartition to_kafka(const state::TopicPartition& tp) { return {tp.topic, tp.partition}; }
 
 // A fatal condition that unwinds to run(): the pipeline stops, nothing past

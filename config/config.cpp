@@ -1,0 +1,520 @@
+#include "config/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "config/schema.hpp"
+
+namespace cdc2doris::config {
+
+namespace {
+
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null: return "nothing (null)";
+    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a map";
+    default: return "an undefined value";
+  }
+}
+
+class Reader {
+ public:
+  Reader(std::string file, const std::map<std::string, std::string>* env) : file_(std::move(file)), env_(env) {}
+
+  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& path, const std::string& msg) const {
+    std::ostringstream os;
+    os << file_;
+    if (!mark.is_null()) os << ':' << mark.line + 1 << ':' << mark.column + 1;
+    os << ": " << path << ": " << msg;
+    throw ConfigError(os.str());
+  }
+  [[noreturn]] void expected(const YAML::Node& n, const std::string& path, const std::string& what) const {
+    const KeySpec* spec = find_key(generic(path));
+    std::string got = (spec && spec->secret) ? "a value (hidden: secret)" : describe(n);
+    fail(n.Mark(), path, "expected " + what + ", got " + got);
+  }
+
+  // ${VAR} and ${VAR:-default}; "$$" is a literal '$'.
+  std::string substitute(const YAML::Node& n, const std::string& path) const {
+    const std::string& in = n.Scalar();
+    if (in.find('$') == std::string::npos) return in;
+    std::string out;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i] != '$') {
+        out += in[i];
+        continue;
+      }
+      if (i + 1 < in.size() && in[i + 1] == '$') {
+        out += '$';
+        ++i;
+        continue;
+      }
+      if (i + 1 >= in.size() || in[i + 1] != '{') {
+        out += '$';
+        continue;
+      }
+      size_t close = in.find('}', i + 2);
+      if (close == std::string::npos) fail(n.Mark(), path, "unterminated ${...} in '" + in + "'");
+      std::string expr = in.substr(i + 2, close - i - 2);
+      std::optional<std::string> def;
+      if (auto d = expr.find(":-"); d != std::string::npos) {
+        def = expr.substr(d + 2);
+        expr.resize(d);
+      }
+      std::optional<std::string> val = lookup(expr);
+      if (!val || (val->empty() && def)) {
+        if (!def) fail(n.Mark(), path, "environment variable " + expr + " is not set (use ${" + expr + ":-default})");
+        val = def;
+      }
+      out += *val;
+      i = close;
+    }
+    return out;
+  }
+
+  std::string str(const YAML::Node& n, const std::string& path) const {
+    if (!n.IsScalar()) expected(n, path, "a string");
+    return substitute(n, path);
+  }
+  int64_t integer(const YAML::Node& n, const std::string& path) const {
+    std::string s = str(n, path);
+    try {
+      size_t used = 0;
+      long long v = std::stoll(s, &used);
+      if (used == s.size()) return v;
+    } catch (const std::exception&) {
+    }
+    expected(n, path, "an integer");
+  }
+  bool boolean(const YAML::Node& n, const std::string& path) const {
+    std::string s = str(n, path);
+    if (s == "true" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "no" || s == "off") return false;
+    expected(n, path, "true or false");
+  }
+  std::chrono::milliseconds duration(const YAML::Node& n, const std::string& path) const {
+    std::string s = str(n, path);
+    size_t i = 0;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+    std::string num = s.substr(0, i), unit = s.substr(i);
+    double mult = unit == "ms" ? 1 : unit == "s" || unit.empty() ? 1000 : unit == "m" ? 60000 : unit == "h" ? 3600000 : -1;
+    if (num.empty() || mult < 0) expected(n, path, "a duration such as 500ms, 10s, 5m, 1h");
+    return std::chrono::milliseconds(static_cast<int64_t>(std::stod(num) * mult));
+  }
+  uint64_t size(const YAML::Node& n, const std::string& path) const {
+    std::string s = str(n, path);
+    size_t i = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    std::string num = s.substr(0, i), unit = s.substr(i);
+    static const std::map<std::string, uint64_t> units = {
+        {"", 1}, {"B", 1}, {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30},
+        {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000}};
+    auto u = units.find(unit);
+    if (num.empty() || u == units.end()) expected(n, path, "a size such as 65536, 64KiB, 256MiB, 2GiB");
+    return std::stoull(num) * u->second;
+  }
+  std::string choice(const YAML::Node& n, const std::string& path, std::initializer_list<const char*> allowed) const {
+    std::string s = str(n, path);
+    std::string list;
+    for (const char* a : allowed) {
+      if (s == a) return s;
+      list += list.empty() ? "" : ", ";
+      list += a;
+    }
+    expected(n, path, "one of " + list);
+  }
+  std::vector<std::string> strings(const YAML::Node& n, const std::string& path) const {
+    std::vector<std::string> out;
+    if (n.IsScalar()) {
+      out.push_back(str(n, path));
+      return out;
+    }
+    if (!n.IsSequence()) expected(n, path, "a list of strings");
+    for (size_t i = 0; i < n.size(); ++i) out.push_back(str(n[i], path + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+  std::map<std::string, std::string> string_map(const YAML::Node& n, const std::string& path) const {
+    std::map<std::string, std::string> out;
+    if (n.IsNull()) return out;
+    if (!n.IsMap()) expected(n, path, "a map of strings");
+    for (const auto& kv : n) {
+      std::string k = kv.first.Scalar();
+      out[k] = str(kv.second, path + "." + k);
+    }
+    return out;
+  }
+
+  // Rejects keys the schema does not know, naming the ones it does. `gpath`
+  // is the schema path: user-chosen names (tables, list elements) become "*".
+  void check_keys(const YAML::Node& n, const std::string& path, const std::string& gpath) const {
+    if (n.IsNull()) return;
+    if (!n.IsMap()) expected(n, path.empty() ? "<root>" : path, "a map");
+    for (const auto& kv : n) {
+      const std::string key = kv.first.Scalar();
+      const std::string child = path.empty() ? key : path + "." + key;
+      std::string gchild = gpath.empty() ? key : gpath + "." + key;
+      if (!find_key(gchild) && !is_section(gchild) && is_section(gpath + ".*")) gchild = gpath + ".*";
+      if (const KeySpec* spec = find_key(gchild)) {
+        if (spec->type == "list<map>") {
+          if (!kv.second.IsSequence()) expected(kv.second, child, "a list");
+          for (size_t i = 0; i < kv.second.size(); ++i)
+            check_keys(kv.second[i], child + "[" + std::to_string(i) + "]", gchild + ".*");
+        }
+        continue;
+      }
+      if (is_section(gchild)) {
+        check_keys(kv.second, child, gchild);
+        continue;
+      }
+      std::string known;
+      for (const auto& k : schema()) {
+        std::string_view p = k.path;
+        if (!gpath.empty()) {
+          if (p.substr(0, gpath.size()) != gpath || p.size() <= gpath.size() || p[gpath.size()] != '.') continue;
+          p.remove_prefix(gpath.size() + 1);
+        }
+        std::string first(p.substr(0, p.find('.')));
+        if (known.find(" " + first + ",") == std::string::npos) known += " " + first + ",";
+      }
+      if (!known.empty()) known.pop_back();
+      fail(kv.first.Mark(), child, "unknown key; expected one of:" + known);
+    }
+  }
+
+  // Secret keys have no user-chosen names in their path.
+  static std::string generic(const std::string& path) { return path; }
+
+ private:
+  std::optional<std::string> lookup(const std::string& name) const {
+    if (env_) {
+      auto it = env_->find(name);
+      if (it == env_->end()) return std::nullopt;
+      return it->second;
+    }
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  }
+
+  std::string file_;
+  const std::map<std::string, std::string>* env_;
+};
+
+template <typename F>
+void with(const YAML::Node& parent, const char* key, F&& f) {
+  if (!parent.IsMap()) return;
+  const YAML::Node n = parent[key];
+  if (n.IsDefined() && !n.IsNull()) f(n);
+}
+
+Config parse(const YAML::Node& root, const std::string& name, const std::map<std::string, std::string>* env) {
+  Reader r(name, env);
+  r.check_keys(root, "", "");
+  Config c;
+  c.path = name;
+  const YAML::Mark root_mark = root.Mark();
+
+  // kafka
+  const YAML::Node kafka = root["kafka"];
+  with(kafka, "bootstrap_servers", [&](auto& n) { c.bootstrap_servers = r.str(n, "kafka.bootstrap_servers"); });
+  with(kafka, "group_id", [&](auto& n) { c.group_id = r.str(n, "kafka.group_id"); });
+  with(kafka, "topics", [&](auto& n) { c.topics = r.strings(n, "kafka.topics"); });
+  with(kafka, "topic_regex", [&](auto& n) {
+    std::string re = r.str(n, "kafka.topic_regex");
+    c.topics.push_back(re.rfind('^', 0) == 0 ? re : "^" + re);
+  });
+  with(kafka, "properties", [&](auto& n) { c.kafka_properties = r.string_map(n, "kafka.properties"); });
+  if (c.bootstrap_servers.empty()) r.fail(root_mark, "kafka.bootstrap_servers", "is required");
+  if (c.topics.empty()) r.fail(root_mark, "kafka.topics", "is required (or kafka.topic_regex)");
+  for (const char* forced : {"enable.auto.commit", "enable.auto.offset.store"}) {
+    auto it = c.kafka_properties.find(forced);
+    if (it != c.kafka_properties.end() && it->second != "false")
+      r.fail(kafka["properties"][forced].Mark(), std::string("kafka.properties.") + forced,
+             "must be false: cdc2doris commits offsets itself after each epoch");
+  }
+
+  // doris
+  const YAML::Node doris = root["doris"];
+  with(doris, "fe", [&](auto& n) { c.doris.fe_urls = r.strings(n, "doris.fe"); });
+  if (c.doris.fe_urls.empty()) r.fail(root_mark, "doris.fe", "is required");
+  c.doris.user = "root";
+  with(doris, "user", [&](auto& n) { c.doris.user = r.str(n, "doris.user"); });
+  with(doris, "password", [&](auto& n) { c.doris.password = r.str(n, "doris.password"); });
+  with(doris, "password_file", [&](auto& n) {
+    std::string p = r.str(n, "doris.password_file");
+    std::ifstream in(p);
+    if (!in) r.fail(n.Mark(), "doris.password_file", "cannot read '" + p + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    c.doris.password = ss.str();
+    while (!c.doris.password.empty() && (c.doris.password.back() == '\n' || c.doris.password.back() == '\r'))
+      c.doris.password.pop_back();
+  });
+  with(doris, "route", [&](auto& n) {
+    c.doris.route = r.choice(n, "doris.route", {"fe", "direct"}) == "fe" ? doris::Route::ViaFe : doris::Route::DirectBe;
+  });
+  with(doris, "backends", [&](auto& n) { c.doris.backends = r.strings(n, "doris.backends"); });
+  with(doris, "address_rewrite", [&](auto& n) { c.doris.address_rewrite = r.string_map(n, "doris.address_rewrite"); });
+  with(doris, "tls", [&](auto& tls) {
+    with(tls, "ca_file", [&](auto& n) { c.doris.tls.ca_file = r.str(n, "doris.tls.ca_file"); });
+    with(tls, "verify", [&](auto& n) { c.doris.tls.verify_peer = r.boolean(n, "doris.tls.verify"); });
+    with(tls, "verify_hostname",
+         [&](auto& n) { c.doris.tls.verify_hostname = r.boolean(n, "doris.tls.verify_hostname"); });
+  });
+  with(doris, "load_headers", [&](auto& n) { c.load_headers = r.string_map(n, "doris.load_headers"); });
+  with(doris, "gzip", [&](auto& n) { c.doris.gzip = r.boolean(n, "doris.gzip"); });
+  with(doris, "buffer_bytes", [&](auto& n) { c.doris.buffer_bytes = r.size(n, "doris.buffer_bytes"); });
+  with(doris, "io_threads", [&](auto& n) { c.doris.io_threads = static_cast<int>(r.integer(n, "doris.io_threads")); });
+  with(doris, "connect_timeout", [&](auto& n) { c.doris.timeouts.connect = r.duration(n, "doris.connect_timeout"); });
+  with(doris, "request_timeout", [&](auto& n) { c.doris.timeouts.request = r.duration(n, "doris.request_timeout"); });
+  with(doris, "load_timeout", [&](auto& n) { c.doris.timeouts.response = r.duration(n, "doris.load_timeout"); });
+  with(doris, "max_attempts",
+       [&](auto& n) { c.doris.retry.max_attempts = static_cast<int>(r.integer(n, "doris.max_attempts")); });
+
+  // routing
+  const YAML::Node routing = root["routing"];
+  with(routing, "include", [&](auto& n) { c.include = r.strings(n, "routing.include"); });
+  with(routing, "exclude", [&](auto& n) { c.exclude = r.strings(n, "routing.exclude"); });
+  for (const auto& [list, path] : {std::pair{&c.include, "routing.include"}, std::pair{&c.exclude, "routing.exclude"}})
+    for (const auto& re : *list) try {
+        std::regex test(re);
+      } catch (const std::regex_error& e) {
+        r.fail(routing[path + 8].Mark(), path, "invalid regex '" + re + "': " + e.what());
+      }
+  with(routing, "target", [&](auto& n) { c.target_template = r.str(n, "routing.target"); });
+  with(routing, "rules", [&](auto& n) {
+    if (!n.IsSequence()) r.expected(n, "routing.rules", "a list of {match, target}");
+    for (size_t i = 0; i < n.size(); ++i) {
+      const std::string p = "routing.rules[" + std::to_string(i) + "]";
+      if (!n[i]["match"] || !n[i]["target"]) r.fail(n[i].Mark(), p, "needs both 'match' and 'target'");
+      RoutingRule rule;
+      rule.match = r.str(n[i]["match"], p + ".match");
+      rule.target = r.str(n[i]["target"], p + ".target");
+      try {
+        rule.re = std::regex(rule.match);
+      } catch (const std::regex_error& e) {
+        r.fail(n[i]["match"].Mark(), p + ".match", "invalid regex '" + rule.match + "': " + e.what());
+      }
+      c.rules.push_back(std::move(rule));
+    }
+  });
+  with(routing, "map", [&](auto& n) {
+    for (const auto& [src, dst] : r.string_map(n, "routing.map")) {
+      auto dot = dst.find('.');
+      if (dot == std::string::npos || dot == 0 || dot + 1 == dst.size())
+        r.fail(n[src].Mark(), "routing.map." + src, "expected a target 'db.table', got '" + dst + "'");
+      c.explicit_map[src] = {dst.substr(0, dot), dst.substr(dot + 1)};
+    }
+  });
+  with(routing, "tables", [&](auto& n) {
+    if (!n.IsMap()) r.expected(n, "routing.tables", "a map of target tables");
+    for (const auto& kv : n) {
+      const std::string name = kv.first.Scalar();
+      const std::string p = "routing.tables." + name;
+      if (name.find('.') == std::string::npos) r.fail(kv.first.Mark(), p, "expected a target 'db.table' as the key");
+      TableOverride t;
+      const YAML::Node& v = kv.second;
+      with(v, "key_model", [&](auto& x) { t.unique_key = r.choice(x, p + ".key_model", {"unique", "duplicate"}) == "unique"; });
+      with(v, "sequence_col", [&](auto& x) { t.sequence_col = r.str(x, p + ".sequence_col"); });
+      with(v, "sequence_from_source_position",
+           [&](auto& x) { t.sequence_from_source_position = r.boolean(x, p + ".sequence_from_source_position"); });
+      with(v, "headers", [&](auto& x) { t.headers = r.string_map(x, p + ".headers"); });
+      with(v, "key_columns", [&](auto& x) { t.key_columns = r.strings(x, p + ".key_columns"); });
+      if (t.sequence_from_source_position && t.sequence_col.empty())
+        r.fail(v.Mark(), p + ".sequence_from_source_position", "needs sequence_col (the column to fill)");
+      c.tables[name] = std::move(t);
+    }
+  });
+
+  // delivery
+  auto& d = c.delivery;
+  const YAML::Node delivery = root["delivery"];
+  with(delivery, "label_prefix", [&](auto& n) {
+    d.label_prefix = r.str(n, "delivery.label_prefix");
+    for (char ch : d.label_prefix)
+      if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == ':'))
+        r.expected(n, "delivery.label_prefix", "letters, digits, '-', '_' or ':' (a Doris label)");
+    if (d.label_prefix.empty() || d.label_prefix.size() > 64)
+      r.expected(n, "delivery.label_prefix", "1 to 64 characters");
+  });
+  with(delivery, "epoch_interval", [&](auto& n) { d.epoch_interval = r.duration(n, "delivery.epoch_interval"); });
+  with(delivery, "epoch_max_bytes", [&](auto& n) { d.epoch_max_bytes = r.size(n, "delivery.epoch_max_bytes"); });
+  with(delivery, "epoch_max_rows",
+       [&](auto& n) { d.epoch_max_rows = static_cast<uint64_t>(r.integer(n, "delivery.epoch_max_rows")); });
+  with(delivery, "memory_cap", [&](auto& n) { d.memory_cap_bytes = r.size(n, "delivery.memory_cap"); });
+  with(delivery, "open_transaction_budget", [&](auto& n) {
+    d.open_txn_budget_per_db = static_cast<int>(r.integer(n, "delivery.open_transaction_budget"));
+    if (d.open_txn_budget_per_db < 1) r.expected(n, "delivery.open_transaction_budget", "a positive integer");
+  });
+  with(delivery, "bad_records", [&](auto& n) {
+    auto v = r.choice(n, "delivery.bad_records", {"fail", "skip", "dead_letter"});
+    d.bad_record_policy = v == "fail"   ? pipeline::BadRecordPolicy::Fail
+                          : v == "skip" ? pipeline::BadRecordPolicy::Skip
+                                        : pipeline::BadRecordPolicy::DeadLetter;
+  });
+  with(delivery, "dead_letter_topic", [&](auto& n) { d.dead_letter_topic = r.str(n, "delivery.dead_letter_topic"); });
+  if (d.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter && d.dead_letter_topic.empty())
+    r.fail(delivery.Mark(), "delivery.dead_letter_topic", "is required with bad_records: dead_letter");
+  with(delivery, "shutdown_deadline",
+       [&](auto& n) { d.shutdown_deadline = r.duration(n, "delivery.shutdown_deadline"); });
+  with(delivery, "backoff_base", [&](auto& n) { d.backoff_base = r.duration(n, "delivery.backoff_base"); });
+  with(delivery, "backoff_max", [&](auto& n) { d.backoff_cap = r.duration(n, "delivery.backoff_max"); });
+
+  // decoding
+  auto& o = c.decoding;
+  const YAML::Node decoding = root["decoding"];
+  with(decoding, "envelope", [&](auto& n) {
+    auto v = r.choice(n, "decoding.envelope", {"auto", "schema", "plain", "flattened"});
+    o.envelope = v == "auto"     ? decode::Envelope::Auto
+                 : v == "schema" ? decode::Envelope::Schema
+                 : v == "plain"  ? decode::Envelope::Plain
+                                 : decode::Envelope::Flattened;
+  });
+  with(decoding, "time_zone", [&](auto& n) { o.time_zone = r.str(n, "decoding.time_zone"); });
+  with(decoding, "binary_mode", [&](auto& n) {
+    o.binary_mode = r.choice(n, "decoding.binary_mode", {"base64", "hex"}) == "hex" ? decode::BinaryMode::Hex
+                                                                                    : decode::BinaryMode::Base64;
+  });
+  with(decoding, "toast_placeholder",
+       [&](auto& n) { o.toast_placeholders = {r.str(n, "decoding.toast_placeholder")}; });
+  with(decoding, "max_record_bytes", [&](auto& n) { o.max_record_bytes = r.size(n, "decoding.max_record_bytes"); });
+  with(decoding, "max_depth",
+       [&](auto& n) { o.max_depth = static_cast<size_t>(r.integer(n, "decoding.max_depth")); });
+  with(decoding, "flattened", [&](auto& f) {
+    with(f, "deleted_field", [&](auto& n) { o.flattened.deleted = r.str(n, "decoding.flattened.deleted_field"); });
+    with(f, "op_field", [&](auto& n) { o.flattened.op = r.str(n, "decoding.flattened.op_field"); });
+  });
+  with(decoding, "extra_columns", [&](auto& e) {
+    with(e, "op", [&](auto& n) { o.extra_columns.op = r.str(n, "decoding.extra_columns.op"); });
+    with(e, "source_ts", [&](auto& n) { o.extra_columns.source_ts = r.str(n, "decoding.extra_columns.source_ts"); });
+  });
+  for (const auto& [name, t] : c.tables) {
+    if (!t.key_columns.empty()) o.key_columns[name] = t.key_columns;
+    if (t.sequence_from_source_position) {
+      auto extra = o.extra_columns;
+      extra.sequence = t.sequence_col;
+      o.extra_columns_per_table[name] = extra;
+    }
+  }
+
+  // state, admin, logging
+  with(root["state"], "dir", [&](auto& n) { c.state_dir = r.str(n, "state.dir"); });
+  with(root["state"], "retention_epochs",
+       [&](auto& n) { c.state_retention_epochs = static_cast<int>(r.integer(n, "state.retention_epochs")); });
+  with(root["admin"], "listen", [&](auto& n) { c.admin_listen = r.str(n, "admin.listen"); });
+  with(root["logging"], "level",
+       [&](auto& n) { c.log_level = r.choice(n, "logging.level", {"trace", "debug", "info", "warn", "error"}); });
+  with(root["logging"], "format", [&](auto& n) { c.log_format = r.choice(n, "logging.format", {"text", "json"}); });
+  return c;
+}
+
+}  // namespace
+
+Config load_string(const std::string& text, const std::string& name, const std::map<std::string, std::string>* env) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    std::ostringstream os;
+    os << name << ':' << e.mark.line + 1 << ':' << e.mark.column + 1 << ": invalid YAML: " << e.msg;
+    throw ConfigError(os.str());
+  }
+  if (!root.IsMap()) throw ConfigError(name + ":1:1: expected a map of sections (kafka, doris, ...)");
+  return parse(root, name, env);
+}
+
+Config load_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path + ": cannot open the configuration file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_string(ss.str(), path);
+}
+
+std::vector<std::string> Config::secrets() const {
+  std::vector<std::string> out;
+  if (!doris.password.empty()) out.push_back(doris.password);
+  for (const auto& [k, v] : kafka_properties)
+    if (kafka::is_sensitive_property(k) && !v.empty()) out.push_back(v);
+  return out;
+}
+
+std::string redact(std::string text, const std::vector<std::string>& secrets) {
+  for (const auto& s : secrets) {
+    if (s.empty()) continue;
+    for (size_t pos = text.find(s); pos != std::string::npos; pos = text.find(s, pos + 10))
+      text.replace(pos, s.size(), "[redacted]");
+  }
+  return text;
+}
+
+std::string Config::dump() const {
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  e << YAML::Key << "kafka" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "bootstrap_servers" << YAML::Value << bootstrap_servers;
+  e << YAML::Key << "group_id" << YAML::Value << group_id;
+  e << YAML::Key << "topics" << YAML::Value << topics;
+  e << YAML::Key << "properties" << YAML::Value << kafka::redact(kafka_properties);
+  e << YAML::EndMap;
+  e << YAML::Key << "doris" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "fe" << YAML::Value << doris.fe_urls;
+  e << YAML::Key << "user" << YAML::Value << doris.user;
+  e << YAML::Key << "password" << YAML::Value << (doris.password.empty() ? "" : "[redacted]");
+  e << YAML::Key << "route" << YAML::Value << (doris.route == doris::Route::ViaFe ? "fe" : "direct");
+  e << YAML::Key << "load_headers" << YAML::Value << load_headers;
+  e << YAML::EndMap;
+  e << YAML::Key << "delivery" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "label_prefix" << YAML::Value << delivery.label_prefix;
+  e << YAML::Key << "epoch_interval" << YAML::Value << std::to_string(delivery.epoch_interval.count()) + "ms";
+  e << YAML::Key << "bad_records" << YAML::Value << pipeline::to_string(delivery.bad_record_policy);
+  e << YAML::EndMap;
+  e << YAML::Key << "state" << YAML::Value << YAML::BeginMap << YAML::Key << "dir" << YAML::Value << state_dir
+    << YAML::EndMap;
+  e << YAML::Key << "admin" << YAML::Value << YAML::BeginMap << YAML::Key << "listen" << YAML::Value << admin_listen
+    << YAML::EndMap;
+  e << YAML::EndMap;
+  return redact(e.c_str(), secrets());
+}
+
+kafka::SourceConfig Config::source_config() const {
+  kafka::SourceConfig s;
+  s.topics = topics;
+  s.properties = kafka_properties;
+  s.properties["bootstrap.servers"] = bootstrap_servers;
+  s.properties["group.id"] = group_id;
+  return s;
+}
+
+std::string reference_markdown() {
+  std::ostringstream os;
+  os << "# Configuration reference\n\n"
+     << "<!-- Generated from config/schema.cpp by `cdc2doris config-reference`; a test keeps this file in sync. -->\n\n"
+     << "cdc2doris reads one YAML file (`cdc2doris run --config FILE`). Unknown keys are errors; every error names\n"
+     << "`file:line:column`, the key and what was expected. Any scalar may use `${ENV_VAR}` or\n"
+     << "`${ENV_VAR:-default}`; `$$` is a literal `$`. Durations: `500ms`, `10s`, `5m`, `1h`. Sizes: `65536`,\n"
+     << "`64KiB`, `256MiB`, `2GiB`. In key paths `*` stands for a name you choose (a target table `db.table`,\n"
+     << "or a list element).\n";
+  std::string section;
+  for (const auto& k : schema()) {
+    std::string top(k.path.substr(0, k.path.find('.')));
+    if (top != section) {
+      section = top;
+      os << "\n## `" << section << "`\n\n| key | type | default | meaning |\n|---|---|---|---|\n";
+    }
+    std::string desc(k.description);
+    for (size_t p = desc.find('|'); p != std::string::npos; p = desc.find('|', p + 2)) desc.replace(p, 1, "\\|");
+    std::string type(k.type);
+    for (size_t p = type.find('|'); p != std::string::npos; p = type.find('|', p + 2)) type.replace(p, 1, "\\|");
+    os << "| `" << k.path << "` | " << type << " | " << k.default_value << " | " << desc
+       << (k.secret ? " **Secret:** never logged or shown." : "") << " |\n";
+  }
+  return os.str();
+}
+
+}  // namespace cdc2doris::config

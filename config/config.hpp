@@ -1,0 +1,98 @@
+#pragma once
+// The daemon's YAML configuration (issue 7). One schema table (schema.cpp)
+// drives validation (unknown keys are rejected), the defaults and
+// docs/configuration.md, so the three cannot drift apart; a test compares the
+// generated reference with the committed file.
+//
+// Every error names file:line:column, the key path, the bad value (never for
+// secret keys) and what was expected.
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/decode/decoder.hpp"
+#include "core/doris/client.hpp"
+#include "core/kafka/source.hpp"
+#include "core/pipeline/pipeline.hpp"
+#include "core/pipeline/router.hpp"
+
+namespace cdc2doris::config {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RoutingRule {
+  std::string match;  // regex over the source "db.table"
+  std::regex re;
+  std::string target;  // template: {db} {schema} {table} {topic} and $1..$9 of `match`
+};
+
+struct TableOverride {
+  std::optional<bool> unique_key;  // key_model: unique | duplicate
+  std::string sequence_col;
+  bool sequence_from_source_position = false;  // adds the decoder's sequence column
+  std::map<std::string, std::string> headers;
+  std::vector<std::string> key_columns;
+};
+
+struct Config {
+  std::string path;
+
+  // kafka
+  std::string bootstrap_servers;
+  std::string group_id = "cdc2doris";
+  std::vector<std::string> topics;  // entries starting with '^' are regexes
+  std::map<std::string, std::string> kafka_properties;
+
+  // doris
+  doris::ClientConfig doris;
+  std::map<std::string, std::string> load_headers;  // default headers for every table
+
+  // routing
+  std::vector<std::string> include;  // regexes over source db.table; empty = all
+  std::vector<std::string> exclude;
+  std::string target_template = "{db}.{table}";
+  std::vector<RoutingRule> rules;
+  std::map<std::string, pipeline::Target> explicit_map;  // source db.table -> target
+  std::map<std::string, TableOverride> tables;           // target db.table -> settings
+
+  pipeline::PipelineConfig delivery;
+  decode::DecoderOptions decoding;
+
+  std::string state_dir = "/var/lib/cdc2doris";
+  int state_retention_epochs = 100;
+
+  std::string admin_listen = "127.0.0.1:8080";
+  std::string log_level = "info";
+  std::string log_format = "text";
+
+  // Values that must never be printed (for redaction of logs and dumps).
+  std::vector<std::string> secrets() const;
+  // The effective configuration as YAML with secrets redacted.
+  std::string dump() const;
+  kafka::SourceConfig source_config() const;
+};
+
+// Loads and validates; throws ConfigError. `env` resolves ${VAR} (default: the
+// process environment).
+Config load_file(const std::string& path);
+Config load_string(const std::string& text, const std::string& name = "<config>",
+                   const std::map<std::string, std::string>* env = nullptr);
+
+// docs/configuration.md as generated from the schema table.
+std::string reference_markdown();
+
+// Replaces every occurrence of each secret in `text` by "[redacted]".
+std::string redact(std::string text, const std::vector<std::string>& secrets);
+
+// The router the config describes (include/exclude, rules, templates, map).
+std::unique_ptr<pipeline::Router> make_router(const Config& cfg);
+
+}  // namespace cdc2doris::config

@@ -1,0 +1,90 @@
+#include <regex>
+
+#include "config/config.hpp"
+
+namespace cdc2doris::config {
+
+namespace {
+
+// Names a source matches by: "db.table", and "db.schema.table" when the
+// source has a schema (PostgreSQL, SQL Server).
+std::vector<std::string> source_names(const decode::Change& c) {
+  std::vector<std::string> names{c.db + "." + c.table};
+  if (!c.schema.empty()) names.push_back(c.db + "." + c.schema + "." + c.table);
+  return names;
+}
+
+std::string expand(std::string tmpl, const decode::Change& c, const std::smatch* m) {
+  auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (size_t p = tmpl.find(from); p != std::string::npos; p = tmpl.find(from, p + to.size()))
+      tmpl.replace(p, from.size(), to);
+  };
+  replace_all("{db}", c.db);
+  replace_all("{schema}", c.schema);
+  replace_all("{table}", c.table);
+  if (m)
+    for (size_t i = 1; i < m->size() && i < 10; ++i) replace_all("$" + std::to_string(i), (*m)[i].str());
+  return tmpl;
+}
+
+class RuleRouter : public pipeline::Router {
+ public:
+  explicit RuleRouter(const Config& cfg) : cfg_(cfg) {
+    for (const auto& re : cfg.include) include_.emplace_back(re);
+    for (const auto& re : cfg.exclude) exclude_.emplace_back(re);
+  }
+
+  std::optional<pipeline::Target> route(const decode::Change& c) override {
+    const auto names = source_names(c);
+    auto any = [&](const std::vector<std::regex>& res) {
+      for (const auto& re : res)
+        for (const auto& n : names)
+          if (std::regex_match(n, re)) return true;
+      return false;
+    };
+    if (any(exclude_)) return std::nullopt;
+    if (!include_.empty() && !any(include_)) return std::nullopt;
+    for (auto it = names.rbegin(); it != names.rend(); ++it)
+      if (auto m = cfg_.explicit_map.find(*it); m != cfg_.explicit_map.end()) return m->second;
+    for (const auto& rule : cfg_.rules)
+      for (const auto& n : names) {
+        std::smatch m;
+        if (std::regex_match(n, m, rule.re)) return split(expand(rule.target, c, &m));
+      }
+    return split(expand(cfg_.target_template, c, nullptr));
+  }
+
+  pipeline::TableSettings settings(const pipeline::Target& t) override {
+    pipeline::TableSettings s;
+    s.headers = cfg_.load_headers;
+    if (auto it = cfg_.tables.find(t.name()); it != cfg_.tables.end()) {
+      s.unique_key = it->second.unique_key;
+      s.sequence_col = it->second.sequence_col;
+      for (const auto& [k, v] : it->second.headers) s.headers[k] = v;
+    }
+    return s;
+  }
+
+  std::vector<pipeline::Target> known_targets() override {
+    std::vector<pipeline::Target> out;
+    for (const auto& [src, t] : cfg_.explicit_map) out.push_back(t);
+    for (const auto& [name, t] : cfg_.tables) out.push_back(split(name));
+    return out;
+  }
+
+ private:
+  static pipeline::Target split(const std::string& name) {
+    auto dot = name.find('.');
+    if (dot == std::string::npos) return {name, name};
+    return {name.substr(0, dot), name.substr(dot + 1)};
+  }
+
+  const Config& cfg_;
+  std::vector<std::regex> include_, exclude_;
+};
+
+}  // namespace
+
+std::unique_ptr<pipeline::Router> make_router(const Config& cfg) { return std::make_unique<RuleRouter>(cfg); }
+
+}  // namespace cdc2doris::config

@@ -1,0 +1,117 @@
+#include "config/schema.hpp"
+
+#include <array>
+
+namespace cdc2doris::config {
+
+namespace {
+// Keep grouped by section; docs/configuration.md lists them in this order.
+constexpr std::array kKeys = std::to_array<KeySpec>({
+    // ---------------------------------------------------------------- kafka
+    {"kafka.bootstrap_servers", "string", "(required)", "Kafka bootstrap servers, `host:port[,host:port...]`."},
+    {"kafka.group_id", "string", "cdc2doris",
+     "Consumer group. Offsets are committed to it after every epoch so standard lag tools work."},
+    {"kafka.topics", "list<string>", "(required unless topic_regex)", "Topics to consume."},
+    {"kafka.topic_regex", "string", "", "A regex subscription (librdkafka syntax), e.g. `^dbserver1\\..*`."},
+    {"kafka.properties", "map<string,string>", "{}",
+     "librdkafka properties passed through verbatim (SASL/SSL, fetch sizes...). Values of keys holding secrets "
+     "(`sasl.password`, `ssl.key.password`, `sasl.jaas.config`, ...) are redacted everywhere. "
+     "`enable.auto.commit` must stay false."},
+    // ---------------------------------------------------------------- doris
+    {"doris.fe", "list<string>", "(required)",
+     "FE HTTP addresses: `host:port`, `http://host:port` or `https://host:port`. Several give failover."},
+    {"doris.user", "string", "root", "Doris user for Basic auth."},
+    {"doris.password", "string", "\"\"", "Doris password. Prefer `password_file` or `${ENV}`.", true},
+    {"doris.password_file", "string", "", "File whose content (trailing newline stripped) is the password."},
+    {"doris.route", "enum(fe|direct)", "fe",
+     "`fe`: PUT to an FE and follow its redirect to a BE; `direct`: PUT to BEs (`backends`, else discovered)."},
+    {"doris.backends", "list<string>", "[]", "Static BE list `host:port` for `route: direct`."},
+    {"doris.address_rewrite", "map<string,string>", "{}",
+     "BE address as Doris reports it (`host:port` or `host`) -> address reachable from the daemon "
+     "(Kubernetes, Docker)."},
+    {"doris.tls.ca_file", "string", "", "PEM CA bundle for https FEs (default: system CAs)."},
+    {"doris.tls.verify", "boolean", "true", "Verify the FE certificate."},
+    {"doris.tls.verify_hostname", "boolean", "true", "Check the certificate's name against the host."},
+    {"doris.load_headers", "map<string,string>", "{}",
+     "Stream Load headers for every table (e.g. `max_filter_ratio`, `strict_mode`)."},
+    {"doris.gzip", "boolean", "false", "Send load bodies gzip-compressed (`compress_type: gz`)."},
+    {"doris.buffer_bytes", "size", "1MiB", "Per-table load buffer; writers block when it is full."},
+    {"doris.io_threads", "integer", "1", "Threads running the HTTP client."},
+    {"doris.connect_timeout", "duration", "5s", "TCP/TLS connect timeout."},
+    {"doris.request_timeout", "duration", "30s", "Timeout of one 2PC/metadata request."},
+    {"doris.load_timeout", "duration", "300s", "Wait for Doris' answer after a load body ended."},
+    {"doris.max_attempts", "integer", "4", "Attempts for idempotent requests (2PC, probes, metadata)."},
+    // ---------------------------------------------------------------- routing
+    {"routing.include", "list<string>", "[] (all)", "Regexes over the source `db.table`; only matches are loaded."},
+    {"routing.exclude", "list<string>", "[]", "Regexes over the source `db.table` never loaded."},
+    {"routing.target", "string", "{db}.{table}",
+     "Target template: `{db}`, `{schema}`, `{table}`, `{topic}`, e.g. `ods_{db}.{table}`."},
+    {"routing.rules", "list<map>", "[]",
+     "Ordered many-to-one rules; the first whose `match` regex matches the source `db.table` wins."},
+    {"routing.rules.*.match", "string", "(required)", "Regex over the source `db.table`."},
+    {"routing.rules.*.target", "string", "(required)",
+     "Target `db.table` template; `$1`..`$9` are the regex groups, `{db}` etc. as above."},
+    {"routing.map", "map<string,string>", "{}", "Explicit source `db.table` -> target `db.table`."},
+    {"routing.tables.*.key_model", "enum(unique|duplicate)", "(from Doris)",
+     "Override the key model (otherwise read from Doris' `_schema`)."},
+    {"routing.tables.*.sequence_col", "string", "", "Doris sequence column (`function_column.sequence_col`)."},
+    {"routing.tables.*.sequence_from_source_position", "boolean", "false",
+     "Fill the sequence column from the source position (binlog file/pos, LSN)."},
+    {"routing.tables.*.headers", "map<string,string>", "{}", "Extra Stream Load headers for this table."},
+    {"routing.tables.*.key_columns", "list<string>", "(from the Kafka key)",
+     "Primary-key columns when the Kafka key does not carry them."},
+    // ---------------------------------------------------------------- delivery
+    {"delivery.label_prefix", "string", "cdc2doris",
+     "Label prefix; labels are `{prefix}_{db}_{table}_{epoch}`. Unique per pipeline writing to one Doris."},
+    {"delivery.epoch_interval", "duration", "10s", "Checkpoint interval: every epoch ends (pre-commit, commit)."},
+    {"delivery.epoch_max_bytes", "size", "2GiB", "An epoch also ends when one table's load reaches this size."},
+    {"delivery.epoch_max_rows", "integer", "10000000", "... or this many rows."},
+    {"delivery.memory_cap", "size", "256MiB", "Rows buffered in the daemon; Kafka partitions pause above it."},
+    {"delivery.open_transaction_budget", "integer", "80",
+     "Open + pre-committed txns per Doris database (keep below `max_running_txn_num_per_db`)."},
+    {"delivery.bad_records", "enum(fail|skip|dead_letter)", "fail",
+     "What a record that cannot be decoded does: stop the daemon, skip it (logged, counted), or copy it to "
+     "`dead_letter_topic`."},
+    {"delivery.dead_letter_topic", "string", "", "Topic for `bad_records: dead_letter`."},
+    {"delivery.shutdown_deadline", "duration", "30s",
+     "On SIGTERM: time to finish and commit the current epoch before exiting non-zero."},
+    {"delivery.backoff_base", "duration", "200ms", "First retry delay (capped exponential, full jitter)."},
+    {"delivery.backoff_max", "duration", "10s", "Retry delay cap."},
+    // ---------------------------------------------------------------- decoding
+    {"decoding.envelope", "enum(auto|schema|plain|flattened)", "auto",
+     "Debezium JSON shape: detected, with schema envelope, without, or ExtractNewRecordState output."},
+    {"decoding.time_zone", "string", "UTC", "IANA zone for ZonedTimestamp/ZonedTime values."},
+    {"decoding.binary_mode", "enum(base64|hex)", "base64", "How bytes columns are written."},
+    {"decoding.toast_placeholder", "string", "__debezium_unavailable_value",
+     "Debezium's `unavailable.value.placeholder`."},
+    {"decoding.max_record_bytes", "size", "16MiB", "Larger records are bad records."},
+    {"decoding.max_depth", "integer", "32", "Deeper nesting makes a bad record."},
+    {"decoding.flattened.deleted_field", "string", "__deleted", "ExtractNewRecordState delete marker field."},
+    {"decoding.flattened.op_field", "string", "__op", "ExtractNewRecordState op field."},
+    {"decoding.extra_columns.op", "string", "", "If set, a column receiving the op (`c`/`u`/`d`/`r`)."},
+    {"decoding.extra_columns.source_ts", "string", "", "If set, a column receiving `source.ts_ms`."},
+    // ---------------------------------------------------------------- state, admin, logging
+    {"state.dir", "string", "/var/lib/cdc2doris", "RocksDB checkpoint directory (one daemon per directory)."},
+    {"state.retention_epochs", "integer", "100", "Committed epochs kept for `state show`."},
+    {"admin.listen", "string", "127.0.0.1:8080", "Admin HTTP (`/healthz`, `/readyz`, `/metrics`, `/status`)."},
+    {"logging.level", "enum(trace|debug|info|warn|error)", "info", "Log level."},
+    {"logging.format", "enum(text|json)", "text", "Log line format."},
+});
+}  // namespace
+
+std::span<const KeySpec> schema() { return kKeys; }
+
+const KeySpec* find_key(std::string_view path) {
+  for (const auto& k : kKeys)
+    if (k.path == path) return &k;
+  return nullptr;
+}
+
+bool is_section(std::string_view path) {
+  for (const auto& k : kKeys)
+    if (k.path.size() > path.size() && k.path.substr(0, path.size()) == path && k.path[path.size()] == '.')
+      return true;
+  return false;
+}
+
+}  // namespace cdc2doris::config
