@@ -410,6 +410,7 @@ struct Decoder::Impl {
         }
         out.push_back('}');
         if (is_toast_compact(std::string_view(out).substr(mark))) toast = true;
+        schemaless_variable_scale_decimal(out, mark);
         return;
       }
       case sj::json_type::array: {
@@ -432,6 +433,26 @@ struct Decoder::Impl {
         return;
       }
     }
+  }
+
+  // Without a schema, a VariableScaleDecimal (Oracle NUMBER, PostgreSQL
+  // NUMERIC without scale) still has its unmistakable {"scale":N,"value":"b64"}
+  // shape; turning it into the exact decimal beats loading a struct into a
+  // numeric column.
+  void schemaless_variable_scale_decimal(std::string& out, size_t mark) {
+    std::string_view obj = std::string_view(out).substr(mark);
+    constexpr std::string_view p1 = "{\"scale\":", p2 = ",\"value\":\"";
+    if (!obj.starts_with(p1) || !obj.ends_with("\"}")) return;
+    const auto comma = obj.find(p2);
+    if (comma == std::string_view::npos) return;
+    int64_t scale;
+    if (!parse_int64(obj.substr(p1.size(), comma - p1.size()), scale) || scale < -1000 || scale > 1000) return;
+    std::string_view b64 = obj.substr(comma + p2.size(), obj.size() - 2 - comma - p2.size());
+    if (!base64_decode(b64, scratch)) return;
+    out.resize(mark);
+    out.push_back('"');
+    decimal_from_twos_complement(scratch, static_cast<int32_t>(scale), out);
+    out.push_back('"');
   }
 
   void expect_type(sj::json_type actual, sj::json_type wanted, const char* what) {
@@ -1314,7 +1335,7 @@ struct Decoder::Impl {
     if (opt.envelope == Envelope::Schema && !fr.wrapper)
       fail(DecodeErrorCode::NotAnEnvelope, "a {\"schema\":…,\"payload\":…} record (envelope: schema)");
     std::shared_ptr<const CompiledValue> schema;
-    if (fr.wrapper && !fr.schema_null && fr.schema.present()) {
+    if (fr.wrapper && !fr.schema_null && fr.schema.present() && opt.use_schema) {
       path_root = "value.schema";
       schema = cached(value_schemas, rec.topic, fr.schema.view(), compile_value);
     }

@@ -164,6 +164,9 @@ struct DecodeStats {
 
 struct DecoderOptions {
   Envelope envelope = Envelope::Auto;
+  // false: ignore the {"schema"} part and decode the payload as schemaless
+  // (escape hatch for producers whose schema contradicts their payload).
+  bool use_schema = true;
   FlattenedFields flattened;
   // IANA name for ZonedTimestamp/ZonedTime conversion ("UTC", "Asia/Shanghai").
   std::string time_zone = "UTC";
