@@ -575,7 +575,12 @@ void Core::set_common_headers(http::fields& f, const Endpoint& ep) const {
 awaitable<Answer> Core::roundtrip(Endpoint ep, http::request<http::string_body> req) {
   for (int attempt = 0;; ++attempt) {
     bool reused = false;
-    std::shared_ptr<Conn> conn = attempt == 0 ? co_await acquire(ep, reused) : co_await connect(ep);
+    // Not a conditional expression: GCC 12 mishandles co_await inside ?:.
+    std::shared_ptr<Conn> conn;
+    if (attempt == 0)
+      conn = co_await acquire(ep, reused);
+    else
+      conn = co_await connect(ep);
     req.set(http::field::host, ep.host_port());
     req.keep_alive(true);
     req.prepare_payload();
@@ -602,7 +607,7 @@ awaitable<Answer> Core::roundtrip(Endpoint ep, http::request<http::string_body> 
       throw TransportFailure(ep, rec, "receive");
     }
     Answer a = make_answer(p->get(), ep);
-    if (a.keep_alive && !is_redirect(a.status))
+    if (a.keep_alive)
       release(std::move(conn));
     else
       conn->close();
@@ -1197,6 +1202,7 @@ class LoadStreamImpl final : public LoadStream {
       if (auto e = push()) return std::move(*e);
       cur_ = std::move(rest);
     }
+    st_->pending_bytes.store(0, std::memory_order_relaxed);
     std::unique_lock lk(st_->m);
     st_->finishing = true;
     st_->wake_io_locked(st_);
@@ -1259,9 +1265,14 @@ class LoadStreamImpl final : public LoadStream {
   // Queues cur_, blocking while the buffer is full (backpressure).
   std::optional<DorisError> push() {
     std::unique_lock lk(st_->m);
-    st_->cv.wait(lk, [&] { return st_->done || st_->queued == 0 || st_->queued + cur_.size() <= st_->cap; });
+    // Room for the chunk being queued AND the next one being filled: the
+    // stream's memory (queued + in flight + pending) stays within cap.
+    st_->cv.wait(lk, [&] {
+      return st_->done || st_->queued == 0 || st_->queued + cur_.size() + chunk_ <= st_->cap;
+    });
     if (st_->done) {
       cur_.clear();
+      st_->pending_bytes.store(0, std::memory_order_relaxed);
       if (st_->error) return st_->error;
       return stream_error("stream already finished");
     }
