@@ -1,0 +1,199 @@
+// bench-decode: decoder throughput per core on the shared workload (8 tables,
+// c/u/d mix, ~600-byte schemaless MySQL records), for the plain, schema and
+// flattened formats, next to a bare simdjson On-Demand pass that only
+// extracts `after` and emits it as a JSON line (same process, same data).
+//   bench-decode [--records N] [--seconds S]
+// Prints a table and one JSON summary line (prefix "BENCH_JSON ").
+#include <simdjson.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/decode/decoder.hpp"
+#include "tests/workload/workload.hpp"
+
+using namespace cdc2doris;
+namespace sj = simdjson::ondemand;
+
+namespace {
+
+struct Corpus {
+  std::vector<workload::Record> records;
+  size_t value_bytes = 0;
+};
+
+Corpus make(workload::Format f, size_t n) {
+  workload::Options o;
+  o.format = f;
+  o.tables = 8;
+  o.seed = 2024;
+  workload::Generator g(o);
+  Corpus c;
+  c.records.reserve(n);
+  while (c.records.size() < n) {
+    auto r = g.next();
+    if (!r.value) continue;  // tombstones are not decoding work
+    c.value_bytes += r.value->size();
+    c.records.push_back(std::move(r));
+  }
+  return c;
+}
+
+// Baseline: find `after` (inside `payload` when wrapped; the whole value when
+// flattened) and copy its members into a JSON line, no validation or typing.
+void emit_raw(sj::value v, std::string& out) {
+  switch (v.type()) {
+    case sj::json_type::object: {
+      out.push_back('{');
+      bool first = true;
+      for (auto f : v.get_object()) {
+        if (!first) out.push_back(',');
+        first = false;
+        out.push_back('"');
+        out.append(f.unescaped_key().value());
+        out.append("\":");
+        emit_raw(f.value(), out);
+      }
+      out.push_back('}');
+      return;
+    }
+    case sj::json_type::array: {
+      out.push_back('[');
+      bool first = true;
+      for (auto item : v.get_array()) {
+        if (!first) out.push_back(',');
+        first = false;
+        emit_raw(item.value(), out);
+      }
+      out.push_back(']');
+      return;
+    }
+    default: {
+      std::string_view t = v.raw_json_token();
+      while (!t.empty() && (t.back() == ' ' || t.back() == '\n')) t.remove_suffix(1);
+      out.append(t);
+    }
+  }
+}
+
+double run_baseline(const Corpus& c, workload::Format f, double seconds, size_t& passes) {
+  sj::parser parser;
+  std::string buf, out;
+  auto start = std::chrono::steady_clock::now();
+  passes = 0;
+  size_t sink = 0;
+  do {
+    for (const auto& r : c.records) {
+      buf.reserve(r.value->size() + simdjson::SIMDJSON_PADDING);
+      buf.assign(*r.value);
+      sj::document doc = parser.iterate(simdjson::padded_string_view(buf.data(), buf.size(), buf.capacity()));
+      out.clear();
+      sj::object top = doc.get_object();
+      if (f == workload::Format::Plain) {
+        for (auto field : top) {
+          if (field.unescaped_key().value() == "after") {
+            sj::value v = field.value();
+            if (v.type() == sj::json_type::object) emit_raw(v, out);
+          }
+        }
+      } else {
+        for (auto field : top) {
+          if (field.unescaped_key().value() != "payload") continue;
+          sj::value payload = field.value();
+          if (f == workload::Format::Flattened) {
+            emit_raw(payload, out);
+          } else {
+            for (auto pf : payload.get_object()) {
+              if (pf.unescaped_key().value() == "after") {
+                sj::value v = pf.value();
+                if (v.type() == sj::json_type::object) emit_raw(v, out);
+              }
+            }
+          }
+        }
+      }
+      out.push_back('\n');
+      sink += out.size();
+    }
+    ++passes;
+  } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds);
+  if (sink == 0) std::puts("");
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seconds, size_t& passes, uint64_t& rows) {
+  decode::Decoder d(o);
+  decode::Change change;
+  std::string body;
+  auto start = std::chrono::steady_clock::now();
+  passes = 0;
+  int64_t offset = 0;
+  do {
+    for (const auto& r : c.records) {
+      decode::KafkaRecord k;
+      k.topic = r.topic;
+      k.partition = r.partition;
+      k.offset = offset++;
+      k.key = r.key;
+      k.value = *r.value;
+      if (auto err = d.decode(k, change)) {
+        std::fprintf(stderr, "decode error: %s\n", err->message().c_str());
+        std::exit(1);
+      }
+      // What the pipeline does with the result: append to a Stream Load body.
+      for (const auto& row : change.rows) {
+        body.append(row.json);
+        body.push_back('\n');
+      }
+      if (body.size() > (1 << 20)) body.clear();
+    }
+    ++passes;
+  } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds);
+  rows = d.stats().rows;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  size_t records = 40000;
+  double seconds = 2.0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--records") records = std::stoul(argv[i + 1]);
+    else if (a == "--seconds") seconds = std::stod(argv[i + 1]);
+  }
+  std::string json = "{\"bench\":\"decode\",\"results\":[";
+  std::printf("%-10s %8s %12s %12s %14s %10s\n", "format", "avg_B", "decoder_MB/s", "records/s", "baseline_MB/s", "ratio");
+  bool first = true;
+  for (auto f : {workload::Format::Plain, workload::Format::Schema, workload::Format::Flattened}) {
+    Corpus c = make(f, f == workload::Format::Plain ? records : records / 4);
+    workload::Generator g([&] {
+      workload::Options o;
+      o.format = f;
+      return o;
+    }());
+    size_t dp = 0, bp = 0;
+    uint64_t rows = 0;
+    const double dt = run_decoder(c, g.decoder_options(), seconds, dp, rows);
+    const double bt = run_baseline(c, f, seconds, bp);
+    const double mb = static_cast<double>(c.value_bytes) / 1e6;
+    const double dec_mbs = mb * static_cast<double>(dp) / dt;
+    const double rec_s = static_cast<double>(c.records.size() * dp) / dt;
+    const double base_mbs = mb * static_cast<double>(bp) / bt;
+    const double avg = static_cast<double>(c.value_bytes) / static_cast<double>(c.records.size());
+    std::printf("%-10s %8.0f %12.1f %12.0f %14.1f %10.2f\n", workload::to_string(f), avg, dec_mbs, rec_s, base_mbs, dec_mbs / base_mbs);
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "%s{\"format\":\"%s\",\"avg_record_bytes\":%.0f,\"mb_per_s\":%.1f,\"records_per_s\":%.0f,"
+                  "\"baseline_mb_per_s\":%.1f,\"ratio_to_baseline\":%.3f}",
+                  first ? "" : ",", workload::to_string(f), avg, dec_mbs, rec_s, base_mbs, dec_mbs / base_mbs);
+    json += buf;
+    first = false;
+  }
+  json += "],\"targets\":{\"plain_mb_per_s\":500,\"schema_mb_per_s\":250}}";
+  std::printf("BENCH_JSON %s\n", json.c_str());
+  return 0;
+}
