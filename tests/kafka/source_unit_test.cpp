@@ -252,22 +252,24 @@ TEST_CASE("mock cluster: broker down mid-consume loses and duplicates nothing", 
   std::string topic = unique_name("t");
   mc.create_topic(topic, 1);
   test::produce(mc.bootstrap(), topic, records(50, 0, "a"));
+  // Like the pipeline, resume a lost-and-reassigned partition from the last
+  // position recorded (the session may expire while the broker is down).
   RecordingListener l;
+  auto track = [&](const Copied& c) { l.starts[TopicPartition{c.topic, c.partition}] = c.offset + 1; };
   auto src = make_kafka_source(SourceConfig{{topic}, props(mc.bootstrap(), unique_name("g"))});
   src->subscribe(l);
-  auto first = drain(*src, 50, 30s);
+  auto first = drain(*src, 50, 30s, track);
   REQUIRE(first.records.size() == 50);
 
   mc.broker_down(1);
-  auto during = drain(*src, 0, 4s);
+  auto during = drain(*src, 0, 4s, track);
   CHECK(during.records.empty());
   CHECK(during.errors.empty());  // a down broker is librdkafka's to recover from
   mc.broker_up(1);
   test::produce(mc.bootstrap(), topic, records(30, 0, "b"));
-  auto after = drain(*src, 30, 60s);
+  auto after = drain(*src, 30, 60s, track);
   REQUIRE(after.records.size() == 30);
-  CHECK(after.records.front().offset == 50);
-  CHECK(after.records.back().offset == 79);
+  for (size_t i = 0; i < after.records.size(); ++i) CHECK(after.records[i].offset == 50 + static_cast<int64_t>(i));
   CHECK(after.errors.empty());
   INFO("transient errors during the outage: " << during.transient.size() + after.transient.size());
 }
