@@ -126,7 +126,11 @@ struct Server::Impl {
   asio::io_context& ioc;
   std::unique_ptr<tcp::acceptor> fe;
   std::vector<std::unique_ptr<tcp::acceptor>> bes;
-  std::map<int, std::set<beast::tcp_stream*>> sessions;  // -1: FE
+  // Shared with every session's Registration: coroutine frames still parked
+  // in the io_context may be destroyed after the Server itself.
+  using SessionMap = std::map<int, std::set<beast::tcp_stream*>>;
+  std::shared_ptr<SessionMap> sessions_ptr = std::make_shared<SessionMap>();
+  SessionMap& sessions = *sessions_ptr;  // -1: FE
   asio::steady_timer ticker;
   size_t rr = 0;
   bool stopping = false;
@@ -135,11 +139,11 @@ struct Server::Impl {
   Impl(Server& s, Engine& e, asio::io_context& io) : srv(s), eng(e), ioc(io), ticker(io) {}
 
   struct Registration {
-    Impl& impl;
+    std::shared_ptr<SessionMap> map;
     int be;
     beast::tcp_stream* s;
-    Registration(Impl& i, int b, beast::tcp_stream* st) : impl(i), be(b), s(st) { impl.sessions[be].insert(s); }
-    ~Registration() { impl.sessions[be].erase(s); }
+    Registration(Impl& i, int b, beast::tcp_stream* st) : map(i.sessions_ptr), be(b), s(st) { (*map)[be].insert(s); }
+    ~Registration() { (*map)[be].erase(s); }
   };
 
   std::unique_ptr<tcp::acceptor> bind(const std::string& host, int port) {

@@ -319,7 +319,20 @@ void encode_not_null(std::string* key) { key->push_back('\x01'); }
 void append_json_string(std::string* out, std::string_view s) {
   out->push_back('"');
   size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
+  size_t i = 0;
+  // Eight bytes at a time: most strings need no escaping at all.
+  auto has_special = [](uint64_t w) {
+    auto has_zero = [](uint64_t x) { return (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL; };
+    uint64_t lt20 = (w - 0x2020202020202020ULL) & ~w & 0x8080808080808080ULL;
+    return lt20 | has_zero(w ^ 0x2222222222222222ULL) | has_zero(w ^ 0x5c5c5c5c5c5c5c5cULL);
+  };
+  while (i + 8 <= s.size()) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (has_special(w)) break;
+    i += 8;
+  }
+  for (; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out->append(s.data() + start, i - start);
