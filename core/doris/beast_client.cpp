@@ -430,6 +430,7 @@ awaitable<bool> Core::refresh_backends() {
   for (size_t i = 0; i < fes.size(); ++i) {
     Endpoint fe = pick_fe();
     http::request<http::string_body> req{http::verb::get, "/api/backends?is_alive=true", 11};
+    set_common_headers(req, fe);  // password check only, but required (reference §1.5)
     Answer a;
     try {
       a = co_await send(fe, std::move(req));

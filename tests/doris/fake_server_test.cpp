@@ -438,7 +438,7 @@ TEST_CASE("direct BE: discovery, address rewrite, rotation off a dead BE", "[dor
   }
   FakeScript fs;
   fs.on_request = [](const FakeRequest& r) {
-    if (r.target == "/api/backends?is_alive=true")
+    if (r.target == "/api/backends?is_alive=true" && r.header("authorization") == basic_auth())
       return ok(R"({"msg":"success","code":0,"data":{"backends":[)"
                 R"({"ip":"10.254.0.1","http_port":8040,"is_alive":true},)"
                 R"({"ip":"10.254.0.2","http_port":8040,"is_alive":true},)"
