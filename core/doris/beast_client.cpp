@@ -180,6 +180,7 @@ struct StreamState {
   std::optional<LoadResult> result;
 
   // ---- atomics, readable anywhere
+  std::atomic<bool> over{false};  // mirrors `done`: lets write() skip the mutex per row
   std::atomic<size_t> queued_bytes{0};
   std::atomic<size_t> pending_bytes{0};  // writer's current, unqueued chunk
 
@@ -211,6 +212,7 @@ struct StreamState {
       cancelled = true;
       if (!done) {
         done = true;
+        over = true;
         error = std::move(e);
       }
       queue.clear();
@@ -1228,6 +1230,7 @@ class LoadStreamImpl final : public LoadStream {
     return load_error(ErrorKind::BadRequest, Disposition::Fatal, std::string("stream load: ") + what, st_->spec, "");
   }
   std::optional<DorisError> current_error() {
+    if (!st_->over.load(std::memory_order_acquire)) return std::nullopt;
     std::lock_guard lk(st_->m);
     if (st_->done && st_->error) return st_->error;
     return std::nullopt;
@@ -1250,6 +1253,7 @@ class LoadStreamImpl final : public LoadStream {
       std::lock_guard lk(st->m);
       if (!st->done) {
         st->done = true;
+        st->over = true;
         if (auto* r = std::get_if<LoadResult>(&out))
           st->result = std::move(*r);
         else
