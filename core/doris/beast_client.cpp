@@ -1238,9 +1238,14 @@ class LoadStreamImpl final : public LoadStream {
   void start() {
     if (started_) return;
     started_ = true;
-    net::co_spawn(st_->strand, run(core_, st_), net::detached);
+    if (core_->stopping) return;  // abandoned with Shutdown already
+    // The frame gets a raw Core*: a shared_ptr in a suspended frame would keep
+    // Core (and the io_context that owns the frame) alive forever if the
+    // client is destroyed mid-load. Frames only run on I/O threads, which
+    // Core::shutdown() joins before Core can be destroyed.
+    net::co_spawn(st_->strand, run(core_.get(), st_), net::detached);
   }
-  static awaitable<void> run(std::shared_ptr<Core> core, std::shared_ptr<StreamState> st) {
+  static awaitable<void> run(Core* core, std::shared_ptr<StreamState> st) {
     std::variant<LoadResult, DorisError> out =
         load_error(ErrorKind::ServerError, Disposition::Retry, "stream load: internal error", st->spec, "");
     try {
@@ -1347,14 +1352,14 @@ class ClientImpl final : public DorisClient {
   }
 
   std::variant<LabelState, DorisError> probe_label(const LoadSpec& spec) override {
-    return run_blocking(*core_, probe_entry(core_, spec), spec.db);
+    return run_blocking(*core_, probe_entry(core_.get(), spec), spec.db);
   }
 
   std::variant<TableSchema, DorisError> schema(const std::string& db, const std::string& table) override {
     ClassifyContext cc;
     cc.db = db;
     cc.table = table;
-    auto r = run_blocking(*core_, json_entry(core_, http::verb::get, "/api/" + db + "/" + table + "/_schema", "", cc),
+    auto r = run_blocking(*core_, json_entry(core_.get(), http::verb::get, "/api/" + db + "/" + table + "/_schema", "", cc),
                           db);
     if (auto* e = std::get_if<DorisError>(&r)) return std::move(*e);
     TableSchema out;
@@ -1390,7 +1395,7 @@ class ClientImpl final : public DorisClient {
     cc.db = db;
     json::object body{{"stmt", stmt}};
     auto r = run_blocking(
-        *core_, json_entry(core_, http::verb::post, "/api/query/default_cluster/" + db, json::serialize(body), cc), db);
+        *core_, json_entry(core_.get(), http::verb::post, "/api/query/default_cluster/" + db, json::serialize(body), cc), db);
     if (auto* e = std::get_if<DorisError>(&r)) return std::move(*e);
     SqlResult out;
     try {
@@ -1422,7 +1427,8 @@ class ClientImpl final : public DorisClient {
   }
 
  private:
-  static awaitable<TxnResult> txn_entry(std::shared_ptr<Core> core, Operation op, std::string db,
+  // Raw Core*: see LoadStreamImpl::start().
+  static awaitable<TxnResult> txn_entry(Core* core, Operation op, std::string db,
                                         std::optional<int64_t> txn_id, std::string label) {
     try {
       co_return co_await core->txn_op(op, std::move(db), txn_id, std::move(label));
@@ -1430,10 +1436,10 @@ class ClientImpl final : public DorisClient {
       co_return DorisError(ErrorKind::ServerError, Disposition::Retry, std::string("2pc: ") + e.what());
     }
   }
-  static awaitable<std::variant<LabelState, DorisError>> probe_entry(std::shared_ptr<Core> core, LoadSpec spec) {
+  static awaitable<std::variant<LabelState, DorisError>> probe_entry(Core* core, LoadSpec spec) {
     co_return co_await core->probe(std::move(spec));
   }
-  static awaitable<std::variant<json::value, DorisError>> json_entry(std::shared_ptr<Core> core, http::verb verb,
+  static awaitable<std::variant<json::value, DorisError>> json_entry(Core* core, http::verb verb,
                                                                      std::string target, std::string body,
                                                                      ClassifyContext cc) {
     co_return co_await core->fe_json(verb, std::move(target), std::move(body), std::move(cc));
@@ -1446,7 +1452,7 @@ class ClientImpl final : public DorisClient {
       p.set_value(DorisError(ErrorKind::Shutdown, Disposition::Fail, "doris client shut down"));
       return p.get_future();
     }
-    return net::co_spawn(*core_->ioc, txn_entry(core_, op, db, txn_id, label), net::use_future);
+    return net::co_spawn(*core_->ioc, txn_entry(core_.get(), op, db, txn_id, label), net::use_future);
   }
 
   std::shared_ptr<Core> core_;
