@@ -331,7 +331,10 @@ Core::Core(ClientConfig c) : cfg(std::move(c)), ioc(std::make_unique<net::io_con
     if (!hp) throw std::invalid_argument("doris.backends: not host:port: " + b);
     bes_.push_back(rewrite(Endpoint{hp->first, hp->second, false}));
   }
-  if (any_tls) {
+  // Built even without an https FE: a redirect or ErrorURL may still point
+  // to https, and the context must not be created lazily from I/O threads.
+  (void)any_tls;
+  {
     tls_ctx.emplace(ssl::context::tls_client);
     tls_ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
                          ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
@@ -515,12 +518,6 @@ awaitable<void> Core::sleep(std::chrono::milliseconds d) {
 
 awaitable<std::shared_ptr<Conn>> Core::connect(Endpoint ep) {
   auto ex = co_await net::this_coro::executor;
-  if (ep.tls && !tls_ctx) {
-    // A redirect to https although no FE is https: build a default context.
-    tls_ctx.emplace(ssl::context::tls_client);
-    tls_ctx->set_default_verify_paths();
-    tls_ctx->set_verify_mode(cfg.tls.verify_peer ? ssl::verify_peer : ssl::verify_none);
-  }
   auto conn = std::make_shared<Conn>(ex, ep.tls ? &*tls_ctx : nullptr, ep);
   tcp::resolver resolver(ex);
   auto [rec, results] =
@@ -940,7 +937,8 @@ awaitable<std::variant<LoadResult, DorisError>> Core::do_load(std::shared_ptr<St
     st->body_bytes += chunk.size();
     {
       std::lock_guard lk(st->m);
-      st->queued -= chunk.size();
+      // abandon() may have zeroed the count while this chunk was in flight.
+      st->queued = st->queued >= chunk.size() ? st->queued - chunk.size() : 0;
       st->queued_bytes.store(st->queued, std::memory_order_relaxed);
       if (st->spare.size() < 2) {
         chunk.clear();
