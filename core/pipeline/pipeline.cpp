@@ -52,7 +52,6 @@ struct OpenLoad {
   std::string pending;  // rows gathered before they are handed to the stream
   uint64_t rows = 0;
   uint64_t bytes = 0;
-  bool label_conflict_resolved = false;
 };
 
 // The epoch being filled.
@@ -573,21 +572,12 @@ void Pipeline::Impl::append_row(OpenLoad& load, const decode::Row& row) {
 
 std::optional<doris::DorisError> Pipeline::Impl::flush_pending(OpenLoad& load) {
   if (load.pending.empty()) return std::nullopt;
+  // Rows already handed to a stream that then fails are gone with it, so a
+  // failed stream is never reopened in place: the epoch is aborted and
+  // re-read from Kafka. That includes "Label Already Exists" for a txn an
+  // earlier run left behind: aborting the epoch aborts by label, which frees
+  // the label for the retry.
   auto err = load.stream->write(load.pending);
-  if (err && err->kind() == doris::ErrorKind::LabelExists && !load.label_conflict_resolved && err->existing_label &&
-      (err->existing_label->state == doris::LabelState::Running ||
-       err->existing_label->state == doris::LabelState::Precommitted) &&
-      err->existing_label->txn_id) {
-    // A txn of an earlier run of this epoch number still holds the label (it
-    // died before its record was written): abort it and take the label over.
-    log_->info("label {} held by lingering txn {}; aborting it", load.spec.label, *err->existing_label->txn_id);
-    auto r = deps_.doris.abort(load.spec.db, *err->existing_label->txn_id);
-    if (auto* e = std::get_if<doris::DorisError>(&r)) return *e;
-    ++deps_.metrics.lingering_txns_aborted;
-    load.label_conflict_resolved = true;
-    load.stream = deps_.doris.open_load(load.spec);
-    err = load.stream->write(load.pending);
-  }
   if (err) {
     deps_.metrics.add_doris_error(doris::to_string(err->kind()));
     deps_.metrics.set_table_error(load.target.name(), err->what());

@@ -57,6 +57,9 @@ KafkaBroker::KafkaBroker() : dir_("cdc2doris-kafka") {
         << "transaction.state.log.replication.factor=1\n"
         << "transaction.state.log.min.isr=1\n"
         << "group.initial.rebalance.delay.ms=0\n"
+        // A killed consumer leaves the group after its session timeout; tests
+        // kill daemons on purpose and should not wait 45 s each time.
+        << "group.min.session.timeout.ms=500\n"
         << "auto.create.topics.enable=false\n"
         << "num.partitions=1\n"
         << "log.flush.interval.messages=9223372036854775807\n";

@@ -1,0 +1,180 @@
+// Exactly-once end to end: the cdc2doris binary against the real Kafka broker
+// and the Doris emulator, killed with SIGKILL at random moments and at every
+// deterministic crash point, and run through Doris and Kafka faults. After
+// each scenario every target table must equal its reference (see
+// e2e_harness.hpp): nothing lost, nothing twice.
+//
+// Sizes come from the environment so the soak script can scale them:
+//   CDC2DORIS_E2E_RECORDS (default 200000), CDC2DORIS_E2E_KILLS (default 20),
+//   CDC2DORIS_E2E_SEED (default: random, printed).
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include "tests/pipeline/e2e_harness.hpp"
+
+using namespace cdc2doris::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+long env_long(const char* name, long def) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtol(v, nullptr, 10) : def;
+}
+
+const std::vector<std::string> kCrashPoints = {
+    "before_precommit", "after_precommit",      "after_record",       "between_table_commits",
+    "after_commits",    "before_offset_commit", "after_offset_commit"};
+
+void require_caught_up(E2eHarness& h, std::chrono::seconds timeout) {
+  bool ok = h.wait_caught_up(timeout);
+  if (!ok) FAIL("daemon did not catch up; log tail:\n" << h.log_tail());
+}
+
+}  // namespace
+
+TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash point", "[e2e][crash]") {
+  const long total = env_long("CDC2DORIS_E2E_RECORDS", 200000);
+  const long kills = env_long("CDC2DORIS_E2E_KILLS", 20);
+  const uint64_t seed = static_cast<uint64_t>(env_long("CDC2DORIS_E2E_SEED", std::random_device{}()));
+  std::mt19937_64 rng(seed);
+
+  E2eOptions o;
+  o.topic_prefix = "crash";
+  o.seed = seed;
+  E2eHarness h(o);
+  const long rounds = kills + static_cast<long>(kCrashPoints.size());
+  const size_t chunk = static_cast<size_t>(total / rounds + 1);
+
+  long crash_point_hits = 0;
+  for (const auto& point : kCrashPoints) {
+    INFO("crash point " << point);
+    h.produce(chunk);
+    h.start_daemon({{"CDC2DORIS_CRASH_AT", point}});
+    auto st = h.wait_daemon(120s);
+    if (!st) FAIL("crash point " << point << " was not reached in 120 s; log tail:\n" << h.log_tail());
+    if (*st != 128 + SIGKILL) FAIL("daemon exited with " << *st << " before crash point " << point << ":\n" << h.log_tail());
+    ++crash_point_hits;
+  }
+  std::uniform_int_distribution<int> delay_ms(150, 2500);
+  for (long k = 0; k < kills; ++k) {
+    h.produce(chunk);
+    h.start_daemon();
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    if (!h.daemon()->running()) FAIL("daemon died on its own; log tail:\n" << h.log_tail());
+    h.kill_daemon();
+  }
+
+  h.start_daemon();
+  require_caught_up(h, 600s);
+  CHECK(h.stop_daemon() == 0);
+  h.verify();
+
+  const size_t replays = h.count_log("replaying epoch");
+  const size_t lingering = h.count_log("aborted lingering txn") + h.count_log("has already been used");
+  std::cout << "crash campaign: seed " << seed << ", " << h.produced() << " records, " << kills
+            << " random SIGKILLs, " << crash_point_hits << " crash points, " << replays << " replays, " << lingering
+            << " lingering txns aborted\n";
+}
+
+TEST_CASE("e2e: Doris faults — failures mid-stream, commit failures, limits, expired pre-commits", "[e2e][doris]") {
+  TempDir doris_data("cdc2doris-e2e-doris");
+  E2eOptions o;
+  o.topic_prefix = "dfault";
+  o.emulator.be_count = 3;
+  o.emulator.data_dir = doris_data.path().string();
+  E2eHarness h(o);
+  auto& emu = h.emulator();
+
+  h.start_daemon();
+  h.produce(4000);
+  require_caught_up(h, 120s);
+
+  struct Step {
+    const char* name;
+    std::string fault;
+  };
+  const std::vector<Step> steps = {
+      {"connection reset after K body bytes", R"({"type":"reset_after_bytes","bytes":20000,"count":2})"},
+      {"load failure mid-body", R"({"type":"fail_load","count":2})"},
+      {"publish timeout", R"({"type":"publish_timeout","visible_after_ms":300,"count":3})"},
+      {"commit failures", R"({"type":"fail_commit","count":3})"},
+      {"commit delays", R"({"type":"delay_commit","ms":400,"count":4})"},
+      {"running-txn limit", R"({"type":"running_txn_limit","count":3})"},
+      {"TOO_MANY_VERSION", R"({"type":"too_many_versions","count":3})"},
+      {"delayed 100-continue", R"({"type":"delay_continue","ms":500,"count":3})"},
+  };
+  for (const auto& s : steps) {
+    INFO("fault: " << s.name);
+    emu.fault(s.fault);
+    h.produce(3000);
+    require_caught_up(h, 180s);
+    emu.clear_faults();
+  }
+
+  {
+    INFO("fault: BE offline mid-stream");
+    emu.fault(R"({"type":"be_offline","be":1})");
+    h.produce(3000);
+    std::this_thread::sleep_for(1500ms);
+    emu.fault(R"({"type":"be_online","be":1})");
+    require_caught_up(h, 180s);
+  }
+
+  {
+    INFO("fault: every pre-committed txn expired while the daemon was down");
+    h.produce(3000);
+    h.start_daemon({{"CDC2DORIS_CRASH_AT", "after_record"}});
+    auto st = h.wait_daemon(120s);
+    REQUIRE(st == std::optional<int>(128 + SIGKILL));
+    emu.fault(R"({"type":"expire_precommitted"})");
+    h.start_daemon();
+    require_caught_up(h, 180s);
+    CHECK(h.count_log("replaying epoch") >= 1);
+  }
+
+  {
+    INFO("fault: Doris restarts (kill -9) while the daemon runs");
+    h.produce(3000);
+    std::this_thread::sleep_for(300ms);
+    emu.restart(/*crash=*/true);
+    h.produce(2000);
+    require_caught_up(h, 180s);
+  }
+
+  CHECK(h.stop_daemon() == 0);
+  h.verify();
+  std::cout << "doris faults: " << h.produced() << " records, " << h.count_log("replaying epoch") << " replays, "
+            << h.count_log("failed, rewinding") + h.count_log("failed:") << " rewinds/failures handled\n";
+}
+
+TEST_CASE("e2e: Kafka broker restart mid-run", "[e2e][kafka]") {
+  E2eOptions o;
+  o.topic_prefix = "kfault";
+  E2eHarness h(o);
+  h.start_daemon();
+  h.produce(20000);
+  std::this_thread::sleep_for(1s);
+  h.broker().restart(/*crash=*/true);
+  h.produce(5000);
+  require_caught_up(h, 300s);
+  CHECK(h.stop_daemon() == 0);
+  h.verify();
+}
+
+TEST_CASE("e2e: steady state — one run, no faults", "[e2e][steady]") {
+  E2eOptions o;
+  o.topic_prefix = "steady";
+  E2eHarness h(o);
+  h.produce(10000);
+  h.start_daemon();
+  h.produce(10000);
+  require_caught_up(h, 300s);
+  CHECK(h.stop_daemon() == 0);
+  h.verify();
+}

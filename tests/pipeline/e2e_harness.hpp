@@ -1,0 +1,85 @@
+#pragma once
+// End-to-end harness: the real Kafka broker, the Doris emulator and the
+// cdc2doris binary as a child process, fed by the shared workload generator.
+//
+// The oracle: the test decodes every produced record with the same decoder
+// options the daemon uses and loads the rows, in partition order, with plain
+// (non-2PC) Stream Loads into reference tables `ref_<db>.<table>` of the same
+// emulator. Exactly-once holds when every target table's checksum equals its
+// reference's (UNIQUE KEY) and the DUPLICATE KEY table holds exactly the
+// reference's rows, each once.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/doris_emulator/launcher.hpp"
+#include "tests/support/kafka_broker.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/workload/workload.hpp"
+
+namespace cdc2doris::test {
+
+struct E2eOptions {
+  int tables = 8;
+  int partitions = 4;
+  std::string topic_prefix = "e2e";  // Debezium server name; unique per test case
+  std::string duplicate_table = "orders_7";
+  std::string epoch_interval = "300ms";
+  std::string extra_delivery_yaml;
+  EmulatorOptions emulator;
+  uint64_t seed = 7;
+};
+
+class E2eHarness {
+ public:
+  explicit E2eHarness(E2eOptions opts);
+  ~E2eHarness();
+
+  // Generates and produces `n` more records to Kafka (and remembers them).
+  void produce(size_t n);
+  // Starts the daemon. `env` adds environment variables (CDC2DORIS_CRASH_AT).
+  Process& start_daemon(std::map<std::string, std::string> env = {});
+  Process* daemon() { return daemon_.get(); }
+  // SIGKILL the daemon (if running) and reap it.
+  void kill_daemon();
+  // Waits for the daemon to exit; returns its status (128+sig for signals).
+  std::optional<int> wait_daemon(std::chrono::milliseconds timeout);
+  // Waits until the consumer group committed every produced offset.
+  bool wait_caught_up(std::chrono::milliseconds timeout);
+  // SIGTERM and wait for a clean exit; returns the exit status.
+  int stop_daemon();
+
+  // Loads the reference tables from the produced records and compares.
+  void verify();
+
+  // Totals parsed from every daemon run's log.
+  size_t count_log(const std::string& needle) const;
+  std::string log_tail(size_t bytes = 6000) const;
+  Emulator& emulator() { return *emu_; }
+  KafkaBroker& broker() { return broker_; }
+  const std::string& db() const { return db_; }
+  size_t produced() const { return records_.size(); }
+  std::string config_path() const { return (dir_ / "config.yaml").string(); }
+
+ private:
+  void write_config();
+  std::map<std::string, std::map<int32_t, int64_t>> end_offsets() const;
+
+  E2eOptions opts_;
+  TempDir dir_;
+  KafkaBroker& broker_;
+  std::unique_ptr<Emulator> emu_;
+  workload::Generator gen_;
+  std::string db_ = "shop";
+  std::vector<workload::Record> records_;
+  std::unique_ptr<Process> daemon_;
+  int runs_ = 0;
+};
+
+}  // namespace cdc2doris::test
