@@ -386,3 +386,28 @@ TEST_CASE("emulator: schema and SQL helpers", "[doris][emulator]") {
     for (auto& cell : row) found |= cell && *cell == "t_meta";
   CHECK(found);
 }
+
+TEST_CASE("emulator: response and request timeouts", "[doris][emulator]") {
+  create_table("t_timeout");
+  auto cfg = config();
+  cfg.timeouts.response = 500ms;
+  cfg.timeouts.request = 500ms;
+  auto client = make_client(cfg);
+  emu().fault(R"({"type":"delay_response","ms":2000,"table":"t_timeout"})");
+  auto t0 = std::chrono::steady_clock::now();
+  auto e = load_err(*client, spec("t_timeout", "timeout_1"), rows(0, 10));
+  CHECK(e.kind() == ErrorKind::Timeout);
+  CHECK(e.disposition() == Disposition::Retry);
+  CHECK(std::chrono::steady_clock::now() - t0 < 1900ms);
+  std::this_thread::sleep_for(2s);  // let the delayed load finish on the emulator side
+  REQUIRE(std::holds_alternative<TxnOutcome>(client->abort_by_label(kDb, "timeout_1")));
+
+  // A commit whose answer is late: the attempt times out, the retry finds it
+  // committed or commits it; either way the outcome is success.
+  auto r = load_ok(*client, spec("t_timeout", "timeout_2"), rows(0, 10));
+  emu().fault(std::string(R"({"type":"delay_commit","ms":1500,"db":")") + kDb + "\"}");
+  auto c = outcome(client->commit(kDb, r.txn_id));
+  CHECK((c == TxnOutcome::Done || c == TxnOutcome::AlreadyDone));
+  std::this_thread::sleep_for(1600ms);
+  CHECK(emu().rows(kDb, "t_timeout").size() == 10);
+}
