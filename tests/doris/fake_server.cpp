@@ -102,6 +102,7 @@ struct FakeServer::Impl {
           r.body.append(tmp, sizeof tmp - p.get().body().size);
           if (script.reset_after && r.body.size() >= *script.reset_after) {
             // RST instead of FIN: what a crashing BE or a middlebox does.
+            std::lock_guard lk(m);  // stop() may be shutting sockets down
             raw.set_option(net::socket_base::linger(true, 0), ec);
             raw.close(ec);
             return;
@@ -158,6 +159,7 @@ FakeServer::FakeServer(FakeScript script, std::optional<TlsFiles> tls) : impl_(s
           impl_->serve(*sock, *sock);
         }
         beast::error_code ec;
+        std::lock_guard lk(impl_->m);
         sock->shutdown(tcp::socket::shutdown_both, ec);
       });
     }
