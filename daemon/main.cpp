@@ -31,10 +31,7 @@
 #include "daemon/logging.hpp"
 #include "state/rocksdb_store.hpp"
 
-#if __has_include("core/decode/decode_cli.hpp")
 #include "core/decode/decode_cli.hpp"
-#define CDC2DORIS_HAVE_DECODE_CLI 1
-#endif
 
 #ifndef CDC2DORIS_VERSION
 #define CDC2DORIS_VERSION "0.0.0-dev"
@@ -324,15 +321,31 @@ int cmd_state(const Args& a) {
 }
 
 int cmd_decode(int argc, char** argv) {
-#ifdef CDC2DORIS_HAVE_DECODE_CLI
+  decode::DecodeCommandOptions base;
+  // `--config FILE`: the same decoding, routing and bad-record settings as `run`.
+  base.load_config = [](const std::string& path, decode::DecodeCommandOptions& o) -> std::optional<std::string> {
+    std::shared_ptr<config::Config> cfg;
+    try {
+      cfg = std::make_shared<config::Config>(config::load_file(path));
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    o.decoder = cfg->decoding;
+    switch (cfg->delivery.bad_record_policy) {
+      case pipeline::BadRecordPolicy::Fail: o.policy = decode::ErrorPolicy::Fail; break;
+      case pipeline::BadRecordPolicy::Skip: o.policy = decode::ErrorPolicy::Skip; break;
+      case pipeline::BadRecordPolicy::DeadLetter: o.policy = decode::ErrorPolicy::DeadLetter; break;
+    }
+    if (!cfg->delivery.dead_letter_topic.empty()) o.dead_letter_topic = cfg->delivery.dead_letter_topic;
+    std::shared_ptr<pipeline::Router> router = config::make_router(*cfg);
+    o.route = [cfg, router](const decode::Change& c) -> std::string {
+      auto t = router->route(c);
+      return t ? t->name() : std::string("(excluded by routing)");
+    };
+    return std::nullopt;
+  };
   std::vector<std::string> args(argv + 2, argv + argc);
-  return decode::run_decode_command(args, std::cin, std::cout, std::cerr);
-#else
-  (void)argc;
-  (void)argv;
-  std::cerr << "cdc2doris: this build has no decode command\n";
-  return kExitUsage;
-#endif
+  return decode::run_decode_command(args, std::cin, std::cout, std::cerr, std::move(base));
 }
 
 }  // namespace
