@@ -66,7 +66,8 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
     h.produce(chunk);
     h.start_daemon();
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
-    if (!h.daemon()->running()) FAIL("daemon died on its own; log tail:\n" << h.log_tail());
+    if (!h.daemon()->running())
+      FAIL("daemon died on its own (status " << h.wait_daemon(1s).value_or(-1) << "); log tail:\n" << h.log_tail());
     h.kill_daemon();
   }
 

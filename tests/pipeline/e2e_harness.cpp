@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/decode/decoder.hpp"
+#include "tests/pipeline/reference.hpp"
 
 namespace cdc2doris::test {
 
@@ -170,62 +171,16 @@ bool E2eHarness::wait_caught_up(std::chrono::milliseconds timeout) {
 }
 
 void E2eHarness::verify() {
-  // Reference: the same decoder, rows applied by plain loads in produced order.
-  decode::Decoder decoder{decode::DecoderOptions{}};
-  decode::Change change;
-  std::map<std::string, std::string> bodies;
-  std::map<std::string, size_t> rows_per_table;
-  auto flush = [&](const std::string& table) {
-    auto& body = bodies[table];
-    if (body.empty()) return;
-    std::map<std::string, std::string> h{{"format", "json"}, {"read_json_by_line", "true"}};
-    if (table != opts_.duplicate_table) h["hidden_columns"] = "__DORIS_DELETE_SIGN__";
-    auto res = emu_->stream_load("ref_" + db_, table, body, h);
-    INFO(res.body);
-    REQUIRE(res.body.find("\"Status\": \"Success\"") != std::string::npos);
-    body.clear();
-  };
-  for (const auto& r : records_) {
-    decode::KafkaRecord rec{r.topic, r.partition, 0, std::string_view(r.key), std::nullopt, {}};
-    if (r.value) rec.value = std::string_view(*r.value);
-    auto err = decoder.decode(rec, change);
-    REQUIRE_FALSE(err);
-    if (change.kind != decode::Kind::Change) continue;
-    for (const auto& row : change.rows) {
-      auto& body = bodies[change.table];
-      body += row.json;
-      body += '\n';
-      rows_per_table[change.table] += 1;
-      if (body.size() > (8u << 20)) flush(change.table);
-    }
-  }
-  for (auto& [t, b] : bodies) flush(t);
-
   if (const char* keep = std::getenv("CDC2DORIS_E2E_KEEP_LOGS"); keep && *keep) {
     std::filesystem::create_directories(keep);
     std::ofstream(std::filesystem::path(keep) / (opts_.topic_prefix + "-txns.json")) << emu_->txns(db_);
-    std::ofstream dump(std::filesystem::path(keep) / (opts_.topic_prefix + "-" + opts_.duplicate_table + ".rows"));
-    for (const auto& r : emu_->rows(db_, opts_.duplicate_table)) dump << r << "\n";
-    std::ofstream ref(std::filesystem::path(keep) / (opts_.topic_prefix + "-" + opts_.duplicate_table + ".ref"));
-    for (const auto& r : emu_->rows("ref_" + db_, opts_.duplicate_table)) ref << r << "\n";
   }
-  for (const auto& full : gen_.tables()) {
-    const std::string table = full.substr(full.find('.') + 1);
-    INFO("table " << db_ << "." << table);
-    if (table == opts_.duplicate_table) {
-      auto got = emu_->rows(db_, table);
-      auto want = emu_->rows("ref_" + db_, table);
-      CHECK(got.size() == rows_per_table[table]);
-      CHECK(want.size() == rows_per_table[table]);
-      std::sort(got.begin(), got.end());
-      std::sort(want.begin(), want.end());
-      CHECK(got == want);
-    } else {
-      auto got = emu_->checksum(db_, table);
-      auto want = emu_->checksum("ref_" + db_, table);
-      CHECK(got.second == want.second);
-      CHECK(got.first == want.first);
-    }
+  auto verdicts = verify_against_reference(*emu_, db_, records_, {opts_.duplicate_table});
+  CHECK(verdicts.size() == static_cast<size_t>(opts_.tables));
+  for (const auto& v : verdicts) {
+    INFO("table " << v.table << ": " << v.detail);
+    CHECK(v.rows == v.expected_rows);
+    CHECK(v.match);
   }
 }
 
