@@ -1,0 +1,296 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "config/config.hpp"
+#include "config/schema.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace cdc2doris;
+using config::ConfigError;
+
+namespace {
+
+const char* kMinimal = R"(kafka:
+  bootstrap_servers: "k1:9092"
+  topics: [a]
+doris:
+  fe: ["fe1:8030"]
+)";
+
+std::string error_of(const std::string& yaml, const std::map<std::string, std::string>& env = {}) {
+  try {
+    config::load_string(yaml, "test.yaml", &env);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+decode::Change change(const std::string& db, const std::string& table, const std::string& schema = "") {
+  decode::Change c;
+  c.db = db;
+  c.table = table;
+  c.schema = schema;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("config: a minimal file gets the documented defaults", "[config]") {
+  std::map<std::string, std::string> env;
+  auto c = config::load_string(kMinimal, "test.yaml", &env);
+  CHECK(c.bootstrap_servers == "k1:9092");
+  CHECK(c.topics == std::vector<std::string>{"a"});
+  CHECK(c.group_id == "cdc2doris");
+  CHECK(c.doris.user == "root");
+  CHECK(c.delivery.label_prefix == "cdc2doris");
+  CHECK(c.delivery.epoch_interval == std::chrono::seconds(10));
+  CHECK(c.delivery.bad_record_policy == pipeline::BadRecordPolicy::Fail);
+  CHECK(c.delivery.open_txn_budget_per_db == 80);
+  CHECK(c.state_dir == "/var/lib/cdc2doris");
+  CHECK(c.admin_listen == "127.0.0.1:8080");
+  CHECK(c.target_template == "{db}.{table}");
+}
+
+TEST_CASE("config: every key of the schema is accepted by the parser", "[config]") {
+  // Keeps config/schema.cpp and the parser in step: a key documented but not
+  // parsed (or the reverse) fails here.
+  const std::string full = R"Y(kafka:
+  bootstrap_servers: "k:9092"
+  group_id: g
+  topics: [a, b]
+  topic_regex: "^dbserver1\\..*"
+  properties: {"security.protocol": "SASL_SSL", "sasl.password": "kafka-secret-1"}
+doris:
+  fe: ["https://fe1:8443", "fe2:8030"]
+  user: loader
+  password: "doris-secret-2"
+  route: direct
+  backends: ["be1:8040"]
+  address_rewrite: {"10.0.0.5:8040": "127.0.0.1:18040"}
+  tls: {ca_file: /etc/ssl/ca.pem, verify: true, verify_hostname: false}
+  load_headers: {max_filter_ratio: "0.1"}
+  gzip: true
+  buffer_bytes: 2MiB
+  io_threads: 2
+  connect_timeout: 3s
+  request_timeout: 20s
+  load_timeout: 10m
+  max_attempts: 5
+routing:
+  include: ["shop\\..*"]
+  exclude: ["shop\\.tmp_.*"]
+  target: "ods_{db}.{table}"
+  rules:
+    - match: "shop\\.orders_(\\d+)"
+      target: "ods.orders"
+  map: {"shop.customers": "crm.customers"}
+  tables:
+    ods.orders:
+      key_model: unique
+      sequence_col: seq
+      sequence_from_source_position: true
+      headers: {strict_mode: "true"}
+      key_columns: [id]
+delivery:
+  label_prefix: "p1"
+  epoch_interval: 5s
+  epoch_max_bytes: 1GiB
+  epoch_max_rows: 1000000
+  memory_cap: 128MiB
+  open_transaction_budget: 40
+  bad_records: dead_letter
+  dead_letter_topic: dlq
+  shutdown_deadline: 20s
+  backoff_base: 100ms
+  backoff_max: 5s
+decoding:
+  envelope: flattened
+  time_zone: Asia/Shanghai
+  binary_mode: hex
+  toast_placeholder: "__toast"
+  max_record_bytes: 4MiB
+  max_depth: 16
+  flattened: {deleted_field: "__del", op_field: "__o"}
+  extra_columns: {op: "_op", source_ts: "_ts"}
+state:
+  dir: /tmp/x
+  retention_epochs: 10
+admin:
+  listen: "0.0.0.0:9000"
+logging:
+  level: debug
+  format: json
+)Y";
+  std::map<std::string, std::string> env;
+  auto c = config::load_string(full, "full.yaml", &env);
+  // Every schema key appears in the document above.
+  for (const auto& k : config::schema()) {
+    std::string last(k.path.substr(k.path.rfind('.') + 1));
+    INFO(k.path);
+    if (k.path == "doris.password_file") continue;  // exclusive with password; its own test below
+    CHECK(full.find(last + ":") != std::string::npos);
+  }
+  CHECK(c.topics == std::vector<std::string>{"a", "b", "^dbserver1\\..*"});
+  CHECK(c.doris.route == doris::Route::DirectBe);
+  CHECK(c.doris.buffer_bytes == 2u << 20);
+  CHECK(c.doris.timeouts.response == std::chrono::minutes(10));
+  CHECK_FALSE(c.doris.tls.verify_hostname);
+  CHECK(c.delivery.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter);
+  CHECK(c.delivery.memory_cap_bytes == 128u << 20);
+  CHECK(c.decoding.envelope == decode::Envelope::Flattened);
+  CHECK(c.decoding.binary_mode == decode::BinaryMode::Hex);
+  CHECK(c.decoding.flattened.deleted == "__del");
+  CHECK(c.decoding.extra_columns_per_table.at("ods.orders").sequence == "seq");
+  CHECK(c.decoding.key_columns.at("ods.orders") == std::vector<std::string>{"id"});
+  CHECK(c.tables.at("ods.orders").unique_key == std::optional<bool>(true));
+  CHECK(c.log_format == "json");
+  // Secrets: collected, and never in the dump.
+  auto secrets = c.secrets();
+  CHECK(std::find(secrets.begin(), secrets.end(), "doris-secret-2") != secrets.end());
+  CHECK(std::find(secrets.begin(), secrets.end(), "kafka-secret-1") != secrets.end());
+  auto dump = c.dump();
+  CHECK(dump.find("doris-secret-2") == std::string::npos);
+  CHECK(dump.find("kafka-secret-1") == std::string::npos);
+  CHECK(dump.find("[redacted]") != std::string::npos);
+}
+
+TEST_CASE("config: every validation error names file:line:col, the key, the value and what was expected", "[config]") {
+  struct Case {
+    std::string yaml;
+    std::string expect;
+  };
+  const std::string base = kMinimal;
+  const std::vector<Case> cases = {
+      {base + "delivery:\n  epoch_intervall: 5s\n",
+       "test.yaml:7:3: delivery.epoch_intervall: unknown key; expected one of: label_prefix, epoch_interval"},
+      {base + "bogus: 1\n", "test.yaml:6:1: bogus: unknown key; expected one of: kafka, doris, routing"},
+      {base + "delivery:\n  epoch_interval: soon\n",
+       "test.yaml:7:19: delivery.epoch_interval: expected a duration such as 500ms, 10s, 5m, 1h, got 'soon'"},
+      {base + "delivery:\n  memory_cap: lots\n",
+       "test.yaml:7:15: delivery.memory_cap: expected a size such as 65536, 64KiB, 256MiB, 2GiB, got 'lots'"},
+      {base + "delivery:\n  bad_records: ignore\n",
+       "test.yaml:7:16: delivery.bad_records: expected one of fail, skip, dead_letter, got 'ignore'"},
+      {base + "delivery:\n  bad_records: dead_letter\n", "delivery.dead_letter_topic: is required with bad_records: dead_letter"},
+      {base + "delivery:\n  open_transaction_budget: 0\n", "delivery.open_transaction_budget: expected a positive integer, got '0'"},
+      {base + "delivery:\n  label_prefix: \"a.b\"\n", "delivery.label_prefix: expected letters, digits, '-', '_' or ':'"},
+      {"kafka:\n  topics: [a]\ndoris:\n  fe: [x]\n", "test.yaml:1:1: kafka.bootstrap_servers: is required"},
+      {"kafka:\n  bootstrap_servers: k\ndoris:\n  fe: [x]\n", "kafka.topics: is required (or kafka.topic_regex)"},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\n", "doris.fe: is required"},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\n  properties: {enable.auto.commit: \"true\"}\ndoris:\n  fe: [x]\n",
+       "kafka.properties.enable.auto.commit: must be false"},
+      {base + "routing:\n  include: [\"(\"]\n", "routing.include: invalid regex '('"},
+      {base + "routing:\n  rules:\n    - match: \"a\"\n", "routing.rules[0]: needs both 'match' and 'target'"},
+      {base + "routing:\n  map: {\"a.b\": \"nodot\"}\n", "routing.map.a.b: expected a target 'db.table', got 'nodot'"},
+      {base + "routing:\n  tables:\n    nodot: {key_model: unique}\n", "routing.tables.nodot: expected a target 'db.table' as the key"},
+      {base + "routing:\n  tables:\n    d.t: {key_model: mixed}\n", "routing.tables.d.t.key_model: expected one of unique, duplicate, got 'mixed'"},
+      {base + "routing:\n  tables:\n    d.t: {colour: red}\n", "routing.tables.d.t.colour: unknown key; expected one of: key_model"},
+      {base + "logging:\n  level: loud\n", "logging.level: expected one of trace, debug, info, warn, error, got 'loud'"},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  gzip: maybe\n",
+       "test.yaml:6:9: doris.gzip: expected true or false, got 'maybe'"},
+      {"kafka: [1, 2\n", "test.yaml:2:1: invalid YAML: end of sequence flow not found"},
+      {"- just a list\n", "test.yaml:1:1: expected a map of sections"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.yaml);
+    auto err = error_of(c.yaml);
+    CHECK_THAT(err, Catch::Contains(c.expect));
+  }
+}
+
+TEST_CASE("config: a secret never appears in an error message", "[config][secrets]") {
+  auto err = error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  password: [\"s3cr3t-value\"]\n");
+  CHECK_THAT(err, Catch::Contains("doris.password: expected a string"));
+  CHECK_THAT(err, Catch::Contains("hidden: secret"));
+  CHECK(err.find("s3cr3t-value") == std::string::npos);
+}
+
+TEST_CASE("config: ${VAR} and ${VAR:-default} substitution", "[config][env]") {
+  std::map<std::string, std::string> env{{"KAFKA", "k9:9092"}, {"PW", "from-env"}, {"EMPTY", ""}};
+  const std::string y =
+      "kafka:\n  bootstrap_servers: ${KAFKA}\n  topics: [\"${TOPIC:-orders}\"]\n"
+      "doris:\n  fe: [\"${FE:-fe:8030}\"]\n  password: ${PW}\n  user: \"${EMPTY:-root2}\"\n"
+      "delivery:\n  label_prefix: \"p$${X}\"\n";
+  // "$$" is a literal '$' — but '$' is not a valid label character, so use it elsewhere.
+  auto err = error_of(y, env);
+  CHECK_THAT(err, Catch::Contains("delivery.label_prefix"));
+  auto c = config::load_string(
+      "kafka:\n  bootstrap_servers: ${KAFKA}\n  topics: [\"${TOPIC:-orders}\"]\n"
+      "doris:\n  fe: [\"${FE:-fe:8030}\"]\n  password: ${PW}\n  user: \"${EMPTY:-root2}\"\n"
+      "routing:\n  target: \"$${db}.{table}\"\n",
+      "env.yaml", &env);
+  CHECK(c.bootstrap_servers == "k9:9092");
+  CHECK(c.topics == std::vector<std::string>{"orders"});
+  CHECK(c.doris.fe_urls == std::vector<std::string>{"fe:8030"});
+  CHECK(c.doris.password == "from-env");
+  CHECK(c.doris.user == "root2");  // an empty variable takes the default
+  CHECK(c.target_template == "${db}.{table}");
+  CHECK_THAT(error_of("kafka:\n  bootstrap_servers: ${NOPE}\n  topics: [a]\ndoris:\n  fe: [x]\n", env),
+             Catch::Contains("test.yaml:2:22: kafka.bootstrap_servers: environment variable NOPE is not set"));
+}
+
+TEST_CASE("config: password_file is read and its newline stripped", "[config]") {
+  test::TempDir d("cfg");
+  std::ofstream(d / "pw") << "file-secret\n";
+  std::map<std::string, std::string> env;
+  auto c = config::load_string(std::string(kMinimal) + "state:\n  dir: /tmp/s\n", "t.yaml", &env);
+  CHECK(c.doris.password.empty());
+  auto c2 = config::load_string("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  password_file: " +
+                                    (d / "pw").string() + "\n",
+                                "t.yaml", &env);
+  CHECK(c2.doris.password == "file-secret");
+  CHECK_THAT(error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  password_file: /nonexistent/pw\n"),
+             Catch::Contains("doris.password_file: cannot read '/nonexistent/pw'"));
+}
+
+TEST_CASE("config: docs/configuration.md is generated from the schema and up to date", "[config][docs]") {
+  std::ifstream in(std::string(CDC2DORIS_SOURCE_DIR) + "/docs/configuration.md");
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  INFO("regenerate with: build/dev/daemon/cdc2doris config-reference > docs/configuration.md");
+  CHECK(ss.str() == config::reference_markdown());
+}
+
+TEST_CASE("routing: exclude, include, explicit map, rules with groups, templates, per-table settings", "[config][routing]") {
+  std::map<std::string, std::string> env;
+  auto c = config::load_string(R"Y(kafka:
+  bootstrap_servers: "k1:9092"
+  topics: [a]
+doris:
+  fe: ["fe1:8030"]
+  load_headers: {max_filter_ratio: "0.2"}
+routing:
+  include: ["shop\\..*", "pg\\.public\\..*"]
+  exclude: ["shop\\.tmp_.*"]
+  target: "ods_{db}.{table}"
+  rules:
+    - match: "shop\\.orders_(\\d+)"
+      target: "ods.orders_all"
+    - match: "shop\\.(audit)_log"
+      target: "logs.$1"
+  map: {"shop.customers": "crm.customers"}
+  tables:
+    ods.orders_all:
+      key_model: duplicate
+      headers: {strict_mode: "true"}
+)Y",
+                               "r.yaml", &env);
+  auto router = config::make_router(c);
+  CHECK_FALSE(router->route(change("shop", "tmp_x")));
+  CHECK_FALSE(router->route(change("other", "t")));
+  CHECK(router->route(change("shop", "customers"))->name() == "crm.customers");
+  CHECK(router->route(change("shop", "orders_17"))->name() == "ods.orders_all");
+  CHECK(router->route(change("shop", "audit_log"))->name() == "logs.audit");
+  CHECK(router->route(change("shop", "products"))->name() == "ods_shop.products");
+  CHECK(router->route(change("pg", "items", "public"))->name() == "ods_pg.items");
+  auto s = router->settings({"ods", "orders_all"});
+  CHECK(s.unique_key == std::optional<bool>(false));
+  CHECK(s.headers.at("strict_mode") == "true");
+  CHECK(s.headers.at("max_filter_ratio") == "0.2");
+  auto known = router->known_targets();
+  CHECK(std::find(known.begin(), known.end(), pipeline::Target{"crm", "customers"}) != known.end());
+  CHECK(std::find(known.begin(), known.end(), pipeline::Target{"ods", "orders_all"}) != known.end());
+}
