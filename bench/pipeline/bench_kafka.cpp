@@ -1,0 +1,303 @@
+// bench-kafka: the Kafka side of the end-to-end bench (issue 8 §3), driven by bench/run.
+//
+//   bench-kafka produce --bootstrap B [--records N] [--tables N] [--partitions N] [--topics N]
+//                       [--format plain|schema|flattened] [--server NAME] [--db NAME] [--seed S]
+//       Creates the topics and produces the shared workload generator's stream
+//       (tests/workload, the same generator as the tests and bench-decode).
+//       --topics 0 (default): one topic per table, `{server}.{db}.{table}`, as
+//       Debezium does. --topics K > 0: the records of table i go to topic
+//       `{server}.{db}.t{i % K}` (same key, same partition function); the
+//       daemon routes by the record's `source` block, not by topic, so 1,000
+//       target tables can be fed from K topics.
+//   bench-kafka count --bootstrap B --topic-regex R
+//       The ceiling: a plain librdkafka consumer (assign from the beginning,
+//       no group, no decoding) that only counts records and bytes up to the
+//       high watermarks read at start.
+//   bench-kafka wait-committed --bootstrap B --group G --topic-regex R [--timeout S]
+//       Blocks until the group's committed offsets equal the high watermarks of
+//       every partition of the matching topics (exit 0) or the timeout (exit 1).
+//
+// Each prints one JSON line on stdout. Bytes are key + value bytes.
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/workload/workload.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Handle = std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)>;
+using Parts = std::unique_ptr<rd_kafka_topic_partition_list_t, decltype(&rd_kafka_topic_partition_list_destroy)>;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+Handle make_handle(rd_kafka_type_t type, const std::vector<std::pair<std::string, std::string>>& conf_kv) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  for (const auto& [k, v] : conf_kv) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      throw std::runtime_error("rdkafka conf " + k + ": " + err);
+    }
+  }
+  rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err);
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    throw std::runtime_error(std::string("rd_kafka_new: ") + err);
+  }
+  return Handle(rk, &rd_kafka_destroy);
+}
+
+struct Args {
+  std::map<std::string, std::string> kv;
+  std::string get(const std::string& k, const std::string& def = "") const {
+    auto it = kv.find(k);
+    return it == kv.end() ? def : it->second;
+  }
+  long long num(const std::string& k, long long def) const {
+    auto it = kv.find(k);
+    return it == kv.end() ? def : std::stoll(it->second);
+  }
+};
+
+// topic -> partition count, for topics matching `re`.
+std::map<std::string, int> matching_topics(rd_kafka_t* rk, const std::regex& re) {
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 1, nullptr, &md, 30000);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(std::string("metadata: ") + rd_kafka_err2str(e));
+  std::map<std::string, int> out;
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    std::string name = md->topics[i].topic;
+    if (std::regex_search(name, re)) out[name] = md->topics[i].partition_cnt;
+  }
+  rd_kafka_metadata_destroy(md);
+  return out;
+}
+
+std::map<std::pair<std::string, int>, int64_t> high_watermarks(rd_kafka_t* rk, const std::map<std::string, int>& topics) {
+  std::map<std::pair<std::string, int>, int64_t> out;
+  for (const auto& [t, n] : topics) {
+    for (int p = 0; p < n; ++p) {
+      int64_t lo = 0, hi = 0;
+      rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(rk, t.c_str(), p, &lo, &hi, 30000);
+      if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
+        throw std::runtime_error("watermarks " + t + ": " + rd_kafka_err2str(e));
+      out[{t, p}] = hi;
+    }
+  }
+  return out;
+}
+
+void create_topics(rd_kafka_t* rk, const std::vector<std::string>& names, int partitions) {
+  char err[512];
+  std::vector<rd_kafka_NewTopic_t*> nts;
+  for (const auto& n : names) {
+    rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(n.c_str(), partitions, 1, err, sizeof err);
+    if (nt == nullptr) throw std::runtime_error(std::string("NewTopic: ") + err);
+    nts.push_back(nt);
+  }
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk);
+  rd_kafka_CreateTopics(rk, nts.data(), nts.size(), nullptr, q);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 120000);
+  std::string failure;
+  if (ev == nullptr) {
+    failure = "CreateTopics timed out";
+  } else if (rd_kafka_event_error(ev)) {
+    failure = rd_kafka_event_error_string(ev);
+  } else {
+    size_t cnt = 0;
+    const rd_kafka_topic_result_t** res = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &cnt);
+    for (size_t i = 0; i < cnt; ++i) {
+      rd_kafka_resp_err_t e = rd_kafka_topic_result_error(res[i]);
+      if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+        failure = std::string(rd_kafka_topic_result_name(res[i])) + ": " + rd_kafka_err2str(e);
+        break;
+      }
+    }
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(q);
+  for (auto* nt : nts) rd_kafka_NewTopic_destroy(nt);
+  if (!failure.empty()) throw std::runtime_error("create topics: " + failure);
+}
+
+int cmd_produce(const Args& a) {
+  using namespace cdc2doris::workload;
+  Options o;
+  o.seed = static_cast<uint64_t>(a.num("--seed", 2024));
+  o.tables = static_cast<int>(a.num("--tables", 8));
+  o.partitions = static_cast<int>(a.num("--partitions", 4));
+  o.server = a.get("--server", "bench");
+  o.db = a.get("--db", "shop");
+  auto fmt = parse_format(a.get("--format", "plain"));
+  if (!fmt) throw std::runtime_error("unknown --format");
+  o.format = *fmt;
+  const long long records = a.num("--records", 1000000);
+  const int topics = static_cast<int>(a.num("--topics", 0));
+
+  Generator gen(o);
+  std::map<std::string, std::string> topic_of;  // "db.table" -> topic
+  std::vector<std::string> topic_names;
+  {
+    auto tables = gen.tables();
+    for (size_t i = 0; i < tables.size(); ++i) {
+      const std::string table = tables[i].substr(tables[i].find('.') + 1);
+      std::string t = topics > 0 ? o.server + "." + o.db + ".t" + std::to_string(i % static_cast<size_t>(topics))
+                                 : o.server + "." + o.db + "." + table;
+      topic_of[tables[i]] = t;
+      if (topics == 0 || static_cast<int>(i) < topics) topic_names.push_back(t);
+    }
+  }
+  const std::string bootstrap = a.get("--bootstrap");
+  Handle rk = make_handle(RD_KAFKA_PRODUCER, {{"bootstrap.servers", bootstrap},
+                                              {"linger.ms", "20"},
+                                              {"batch.size", "1000000"},
+                                              {"queue.buffering.max.kbytes", "262144"},
+                                              {"compression.type", "none"},
+                                              {"log_level", "3"}});
+  create_topics(rk.get(), topic_names, o.partitions);
+
+  auto t0 = Clock::now();
+  uint64_t key_bytes = 0, value_bytes = 0, tombstones = 0;
+  for (long long i = 0; i < records; ++i) {
+    Record r = gen.next();
+    const std::string& topic = topic_of.at(r.table);
+    key_bytes += r.key.size();
+    if (r.value) value_bytes += r.value->size();
+    else ++tombstones;
+    for (;;) {
+      rd_kafka_resp_err_t e = rd_kafka_producev(
+          rk.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(r.partition),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(r.key.data(), r.key.size()),
+          RD_KAFKA_V_VALUE(r.value ? const_cast<char*>(r.value->data()) : nullptr, r.value ? r.value->size() : 0),
+          RD_KAFKA_V_END);
+      if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+      if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) throw std::runtime_error(std::string("produce: ") + rd_kafka_err2str(e));
+      rd_kafka_poll(rk.get(), 50);
+    }
+    rd_kafka_poll(rk.get(), 0);
+  }
+  rd_kafka_resp_err_t fe = rd_kafka_flush(rk.get(), 300000);
+  if (fe != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(std::string("flush: ") + rd_kafka_err2str(fe));
+  const double secs = since(t0);
+  std::printf(
+      "{\"records\":%lld,\"tables\":%d,\"partitions\":%d,\"topics\":%zu,\"format\":\"%s\",\"key_bytes\":%llu,"
+      "\"value_bytes\":%llu,\"tombstones\":%llu,\"avg_value_bytes\":%.1f,\"produce_s\":%.3f}\n",
+      records, o.tables, o.partitions, topic_names.size(), to_string(o.format),
+      static_cast<unsigned long long>(key_bytes), static_cast<unsigned long long>(value_bytes),
+      static_cast<unsigned long long>(tombstones),
+      static_cast<double>(value_bytes) / static_cast<double>(records - static_cast<long long>(tombstones)), secs);
+  return 0;
+}
+
+int cmd_count(const Args& a) {
+  auto t0 = Clock::now();
+  Handle rk = make_handle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", a.get("--bootstrap")},
+                                              {"group.id", "bench-count-unused"},
+                                              {"enable.auto.commit", "false"},
+                                              {"enable.auto.offset.store", "false"},
+                                              {"log_level", "3"}});
+  const std::regex re(a.get("--topic-regex"));
+  auto topics = matching_topics(rk.get(), re);
+  if (topics.empty()) throw std::runtime_error("no topic matches");
+  auto hw = high_watermarks(rk.get(), topics);
+  Parts parts(rd_kafka_topic_partition_list_new(static_cast<int>(hw.size())), &rd_kafka_topic_partition_list_destroy);
+  size_t remaining = 0;
+  for (const auto& [tp, hi] : hw) {
+    if (hi <= 0) continue;
+    rd_kafka_topic_partition_list_add(parts.get(), tp.first.c_str(), tp.second)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    ++remaining;
+  }
+  rd_kafka_poll_set_consumer(rk.get());
+  if (auto e = rd_kafka_assign(rk.get(), parts.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw std::runtime_error(std::string("assign: ") + rd_kafka_err2str(e));
+  uint64_t records = 0, bytes = 0;
+  std::map<std::pair<std::string, int>, bool> done;
+  while (remaining > 0) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk.get(), 1000);
+    if (m == nullptr) {
+      if (since(t0) > 600) throw std::runtime_error("count: timed out");
+      continue;
+    }
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      ++records;
+      bytes += m->len + m->key_len;
+      std::pair<std::string, int> tp{rd_kafka_topic_name(m->rkt), m->partition};
+      if (m->offset + 1 >= hw[tp] && !done[tp]) {
+        done[tp] = true;
+        --remaining;
+      }
+    }
+    rd_kafka_message_destroy(m);
+  }
+  const double secs = since(t0);
+  rd_kafka_consumer_close(rk.get());
+  std::printf("{\"records\":%llu,\"bytes\":%llu,\"seconds\":%.3f,\"records_per_s\":%.0f,\"mb_per_s\":%.1f}\n",
+              static_cast<unsigned long long>(records), static_cast<unsigned long long>(bytes), secs,
+              static_cast<double>(records) / secs, static_cast<double>(bytes) / 1e6 / secs);
+  return 0;
+}
+
+int cmd_wait_committed(const Args& a) {
+  auto t0 = Clock::now();
+  const double timeout = static_cast<double>(a.num("--timeout", 1800));
+  Handle rk = make_handle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", a.get("--bootstrap")},
+                                              {"group.id", a.get("--group")},
+                                              {"enable.auto.commit", "false"},
+                                              {"log_level", "3"}});
+  const std::regex re(a.get("--topic-regex"));
+  auto topics = matching_topics(rk.get(), re);
+  auto hw = high_watermarks(rk.get(), topics);
+  int64_t lag = -1;
+  while (since(t0) < timeout) {
+    Parts parts(rd_kafka_topic_partition_list_new(static_cast<int>(hw.size())), &rd_kafka_topic_partition_list_destroy);
+    for (const auto& [tp, hi] : hw) rd_kafka_topic_partition_list_add(parts.get(), tp.first.c_str(), tp.second);
+    if (rd_kafka_committed(rk.get(), parts.get(), 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      lag = 0;
+      for (int i = 0; i < parts->cnt; ++i) {
+        const auto& p = parts->elems[i];
+        int64_t hi = hw[{p.topic, p.partition}];
+        lag += p.offset < 0 ? hi : std::max<int64_t>(0, hi - p.offset);
+      }
+      if (lag == 0) {
+        std::printf("{\"lag\":0,\"waited_s\":%.3f}\n", since(t0));
+        return 0;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::printf("{\"lag\":%lld,\"waited_s\":%.3f,\"timeout\":true}\n", static_cast<long long>(lag), since(t0));
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: bench-kafka produce|count|wait-committed --bootstrap B [...] (see source header)\n");
+    return 2;
+  }
+  Args a;
+  for (int i = 2; i + 1 < argc; i += 2) a.kv[argv[i]] = argv[i + 1];
+  try {
+    const std::string cmd = argv[1];
+    if (cmd == "produce") return cmd_produce(a);
+    if (cmd == "count") return cmd_count(a);
+    if (cmd == "wait-committed") return cmd_wait_committed(a);
+    std::fprintf(stderr, "unknown command %s\n", cmd.c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench-kafka: %s\n", e.what());
+    return 1;
+  }
+}
