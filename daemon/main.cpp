@@ -20,6 +20,8 @@
 #include <set>
 #include <cstdlib>
 #include <iostream>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "config/config.hpp"
@@ -160,9 +162,32 @@ int cmd_run(const Args& a) {
                           pipeline::Dependencies{*source, *doris, *store, *router, metrics, dlq.get()});
 
   std::atomic<bool> stopping{false};
+  // Doris reachability for /readyz, checked off the pipeline thread.
+  std::mutex doris_mu;
+  std::string doris_problem = "not checked yet";
+  std::jthread health_thread([&](std::stop_token st) {
+    std::mutex m;
+    std::condition_variable_any cv;
+    while (!st.stop_requested()) {
+      auto err = doris->health();
+      {
+        std::lock_guard lk(doris_mu);
+        doris_problem = err ? "Doris FE not reachable: " + err->what() : "";
+      }
+      std::unique_lock lk(m);
+      cv.wait_for(lk, st, std::chrono::seconds(2), [] { return false; });
+    }
+  });
   Readiness readiness{[&]() -> std::string {
     if (stopping.load()) return "shutting down";
     if (!metrics.recovered.load()) return "recovery has not finished";
+    {
+      std::lock_guard lk(doris_mu);
+      if (!doris_problem.empty()) return doris_problem;
+    }
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch()).count();
+    if (now_ms - metrics.kafka_error_unix_ms.load() < 10'000) return "Kafka reported a connectivity error in the last 10 s";
     return "";
   }};
   std::unique_ptr<AdminServer> admin;
@@ -203,6 +228,8 @@ int cmd_run(const Args& a) {
   pipeline::RunResult result = pipe.run();
   signal_thread.request_stop();
   signal_thread.join();
+  health_thread.request_stop();
+  health_thread.join();
   admin.reset();
   source.reset();
   try {

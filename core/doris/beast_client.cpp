@@ -1388,6 +1388,13 @@ class ClientImpl final : public DorisClient {
     return out;
   }
 
+  std::optional<DorisError> health() override {
+    ClassifyContext cc;
+    auto r = run_blocking(*core_, json_entry(core_.get(), http::verb::get, "/api/health", "", cc), "");
+    if (auto* e = std::get_if<DorisError>(&r)) return std::move(*e);
+    return std::nullopt;
+  }
+
   std::variant<SqlResult, DorisError> sql(const std::string& db, const std::string& stmt) override {
     ClassifyContext cc;
     cc.db = db;

@@ -5,6 +5,12 @@ namespace cdc2doris::doris {
 LoadStream::~LoadStream() = default;
 DorisClient::~DorisClient() = default;
 
+std::optional<DorisError> DorisClient::health() {
+  auto r = sql("", "SHOW DATABASES");
+  if (auto* e = std::get_if<DorisError>(&r)) return *e;
+  return std::nullopt;
+}
+
 const char* to_string(ErrorKind k) {
   switch (k) {
     case ErrorKind::Transport: return "transport";

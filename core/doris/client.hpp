@@ -257,6 +257,10 @@ class DorisClient {
   virtual std::variant<TableSchema, DorisError> schema(const std::string& db, const std::string& table) = 0;
   // POST /api/query/default_cluster/{db} {"stmt": ...}
   virtual std::variant<SqlResult, DorisError> sql(const std::string& db, const std::string& stmt) = 0;
+
+  // Whether an FE answers (readiness): GET /api/health in the Beast client.
+  // The default asks for the database list, which any FE answers too.
+  virtual std::optional<DorisError> health();
 };
 
 // Validates the config (throws std::invalid_argument naming the bad field),

@@ -56,6 +56,8 @@ class Metrics {
   std::atomic<uint64_t> records_skipped{0};  // tombstones, heartbeats, excluded tables...
   std::atomic<uint64_t> buffered_bytes{0};
   std::atomic<bool> recovered{false};
+  // When the Kafka client last reported a connectivity problem (readiness).
+  std::atomic<int64_t> kafka_error_unix_ms{0};
 
   void add_table_load(const std::string& table, uint64_t rows, uint64_t bytes, int64_t now_ms);
   void set_table_error(const std::string& table, const std::string& error);

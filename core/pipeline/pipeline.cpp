@@ -361,7 +361,10 @@ RunResult Pipeline::Impl::run() {
     deps_.metrics.set_phase(to_string(Phase::Open));
     while (!stop_.load()) {
       auto polled = deps_.source.poll(cfg_.poll_timeout, cfg_.poll_max_messages);
-      for (const auto& e : polled.transient) log_->warn("kafka: {}", e.what());
+      for (const auto& e : polled.transient) {
+        log_->warn("kafka: {}", e.what());
+        deps_.metrics.kafka_error_unix_ms = unix_ms();
+      }
       for (const auto& e : polled.errors) {
         if (e.disposition() == Disposition::Fatal) throw FatalStop{e};
         fail(e, "kafka");

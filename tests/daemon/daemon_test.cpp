@@ -1,0 +1,239 @@
+// The cdc2doris binary as operators meet it: CLI exit codes, the admin
+// endpoints during a real run (real Kafka broker + Doris emulator), /readyz
+// following Doris' availability, and no configured secret anywhere in what
+// the daemon prints.
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "daemon/exit_codes.hpp"
+#include "tests/doris_emulator/launcher.hpp"
+#include "tests/support/kafka_broker.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/workload/workload.hpp"
+
+using namespace cdc2doris;
+using namespace cdc2doris::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Ran {
+  int status;
+  std::string output;  // stdout + stderr
+};
+
+Ran run_cli(const std::vector<std::string>& args, const TempDir& dir, std::map<std::string, std::string> env = {}) {
+  ProcessOptions po;
+  po.argv = {CDC2DORIS_DAEMON_BIN};
+  po.argv.insert(po.argv.end(), args.begin(), args.end());
+  po.env = std::move(env);
+  const auto out = (dir / "cli.out").string();
+  std::filesystem::remove(out);
+  po.stdout_file = out;
+  po.stderr_file = out;
+  Process p(po);
+  auto st = p.wait(60s);
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return {st.value_or(-1), ss.str()};
+}
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write(const std::filesystem::path& p, const std::string& s) { std::ofstream(p) << s; }
+
+std::string base_config(const std::string& kafka, const std::string& fe, const TempDir& dir,
+                        const std::string& extra = "") {
+  return "kafka:\n  bootstrap_servers: \"" + kafka + "\"\n  group_id: daemon-test\n  topic_regex: \"^dtest\\\\..*\"\n" +
+         "  properties:\n    auto.offset.reset: earliest\n    session.timeout.ms: \"2000\"\n" + extra +
+         "doris:\n  fe: [\"" + fe + "\"]\n  user: root\n  password: \"${DORIS_PASSWORD:-}\"\n  request_timeout: 3s\n" +
+         "  connect_timeout: 1s\n  max_attempts: 1\n" +
+         "delivery:\n  label_prefix: dtest\n  epoch_interval: 300ms\n  shutdown_deadline: 20s\n" +
+         "state:\n  dir: " + (dir / "state").string() + "\nadmin:\n  listen: \"${ADMIN}\"\nlogging:\n  level: debug\n";
+}
+
+// Polls an admin URL until `pred(status)` or the timeout.
+bool wait_http(Emulator& emu, const std::string& addr, const std::string& path, int want_status,
+               std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      if (emu.http("GET", addr, path).status == want_status) return true;
+    } catch (const std::exception&) {
+    }
+    std::this_thread::sleep_for(200ms);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("cli: documented exit codes", "[daemon][cli]") {
+  TempDir dir("cli");
+  auto v = run_cli({"version"}, dir);
+  CHECK(v.status == daemon::kExitOk);
+  CHECK_THAT(v.output, Catch::StartsWith("cdc2doris "));
+  CHECK(run_cli({"--help"}, dir).status == daemon::kExitOk);
+  CHECK(run_cli({"frobnicate"}, dir).status == daemon::kExitUsage);
+  CHECK(run_cli({"run"}, dir).status == daemon::kExitUsage);
+  CHECK(run_cli({}, dir).status == daemon::kExitUsage);
+
+  write(dir / "bad.yaml", "kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\ndelivery:\n  epoch_interval: soon\n");
+  auto bad = run_cli({"run", "--config", (dir / "bad.yaml").string()}, dir);
+  CHECK(bad.status == daemon::kExitUsage);
+  CHECK_THAT(bad.output, Catch::Contains((dir / "bad.yaml").string() + ":7:19: delivery.epoch_interval: expected a duration"));
+
+  write(dir / "good.yaml", base_config("127.0.0.1:1", "127.0.0.1:1", dir));
+  auto check = run_cli({"check", "--config", (dir / "good.yaml").string()}, dir, {{"ADMIN", "127.0.0.1:0"}});
+  CHECK(check.status == daemon::kExitOk);
+  CHECK_THAT(check.output, Catch::Contains("is valid"));
+
+  auto show = run_cli({"state", "show", "--config", (dir / "good.yaml").string()}, dir, {{"ADMIN", "127.0.0.1:0"}});
+  CHECK(show.status == daemon::kExitOk);
+  CHECK_THAT(show.output, Catch::Contains("\"epochs\":[]"));
+  CHECK(run_cli({"state", "reset", "--config", (dir / "good.yaml").string()}, dir, {{"ADMIN", "127.0.0.1:0"}}).status ==
+        daemon::kExitUsage);
+  CHECK(run_cli({"state", "reset", "--yes", "--config", (dir / "good.yaml").string()}, dir, {{"ADMIN", "127.0.0.1:0"}})
+            .status == daemon::kExitOk);
+  CHECK(run_cli({"state", "explode", "--config", (dir / "good.yaml").string()}, dir).status == daemon::kExitUsage);
+
+  // check --connect against nothing: Kafka and Doris unreachable -> 5.
+  auto conn = run_cli({"check", "--connect", "--config", (dir / "good.yaml").string()}, dir, {{"ADMIN", "127.0.0.1:0"}});
+  CHECK(conn.status == daemon::kExitCheckFailed);
+  CHECK_THAT(conn.output, Catch::Contains("doris FE 127.0.0.1:1: FAILED"));
+
+  auto ref = run_cli({"config-reference"}, dir);
+  CHECK(ref.status == daemon::kExitOk);
+  CHECK_THAT(ref.output, Catch::Contains("| `delivery.epoch_interval` | duration | 10s |"));
+}
+
+TEST_CASE("daemon: admin endpoints during a real run; /readyz follows Doris; the state dir is locked; no secret leaks",
+          "[daemon][admin][secrets]") {
+  const std::string doris_pw = "Doris-S3cret-pw-4711";
+  const std::string kafka_pw = "Kafka-S3cret-pw-0815";
+  auto& broker = KafkaBroker::shared();
+  TempDir dir("daemon");
+  EmulatorOptions eo;
+  eo.users = {"root:" + doris_pw};
+  eo.stderr_file = (dir / "emulator.log").string();
+  eo.data_dir = (dir / "doris").string();
+  Emulator emu(eo);
+
+  workload::Options wo;
+  wo.server = "dtest";
+  wo.db = "shop";
+  wo.tables = 2;
+  wo.format = workload::Format::Schema;
+  workload::Generator gen(wo);
+  emu.sql("", "CREATE DATABASE shop");
+  for (const auto& t : gen.tables()) {
+    emu.sql("shop", gen.create_table_sql(t.substr(t.find('.') + 1)));
+    broker.create_topic("dtest." + t, 2);
+  }
+  // sasl.password is a secret even on a PLAINTEXT listener, where librdkafka ignores it.
+  write(dir / "cfg.yaml",
+        base_config(broker.bootstrap(), emu.fe(), dir, "    sasl.password: \"" + kafka_pw + "\"\n"));
+  const std::string admin = "127.0.0.1:" + std::to_string(free_port());
+  const std::map<std::string, std::string> env{{"DORIS_PASSWORD", doris_pw}, {"ADMIN", admin}};
+
+  ProcessOptions po;
+  po.argv = {CDC2DORIS_DAEMON_BIN, "run", "--config", (dir / "cfg.yaml").string()};
+  po.env = env;
+  po.stdout_file = (dir / "daemon.log").string();
+  po.stderr_file = (dir / "daemon.log").string();
+  auto daemon = std::make_unique<Process>(po);
+
+  std::string everything;  // all output and every endpoint body, for the secret grep
+  REQUIRE(wait_http(emu, admin, "/healthz", 200, 30s));
+  INFO(read(dir / "daemon.log"));
+  REQUIRE(wait_http(emu, admin, "/readyz", 200, 60s));
+
+  auto recs = gen.generate(2000);
+  std::map<std::string, std::vector<TestRecord>> by_topic;
+  for (const auto& r : recs) by_topic[r.topic].push_back({r.key, r.value, r.headers, r.partition});
+  for (const auto& [t, v] : by_topic) broker.produce(t, v);
+  // Every record counted, and an epoch committed.
+  auto deadline = std::chrono::steady_clock::now() + 120s;
+  std::string status;
+  while (std::chrono::steady_clock::now() < deadline) {
+    status = emu.http("GET", admin, "/status").body;
+    if (status.find("\"records_consumed\":2000") != std::string::npos &&
+        status.find("\"last_committed_epoch\":0") == std::string::npos)
+      break;
+    std::this_thread::sleep_for(200ms);
+  }
+  CHECK_THAT(status, Catch::Contains("\"records_consumed\":2000"));
+  CHECK_THAT(status, Catch::Contains("\"tables\":{\"shop.orders_0\""));
+  CHECK_THAT(status, Catch::Contains("\"partitions\":{\"dtest.shop.orders_0[0]\""));
+  auto metrics = emu.http("GET", admin, "/metrics");
+  CHECK(metrics.status == 200);
+  CHECK_THAT(metrics.headers["content-type"], Catch::StartsWith("text/plain; version=0.0.4"));
+  CHECK_THAT(metrics.body, Catch::Contains("cdc2doris_records_consumed_total 2000"));
+  CHECK_THAT(metrics.body, Catch::Contains("cdc2doris_rows_loaded_total{table=\"shop.orders_0\"}"));
+  CHECK_THAT(metrics.body, Catch::Contains("cdc2doris_epoch_commit_duration_seconds_count"));
+  CHECK(emu.http("GET", admin, "/nope").status == 404);
+  everything += status + metrics.body;
+
+  // promtool validates the exposition format when it is installed (scripts/setup installs it).
+  if (std::filesystem::exists("/usr/bin/promtool")) {
+    write(dir / "metrics.txt", metrics.body);
+    ProcessOptions pp;
+    pp.argv = {"sh", "-c", "promtool check metrics < " + (dir / "metrics.txt").string()};
+    pp.stdout_file = (dir / "promtool.out").string();
+    pp.stderr_file = (dir / "promtool.out").string();
+    Process promtool(pp);
+    auto st = promtool.wait(60s);
+    INFO(read(dir / "promtool.out"));
+    CHECK(st == std::optional<int>(0));
+  }
+
+  // Doris goes away: /readyz turns 503 (with the reason); back: 200 again.
+  emu.stop();
+  CHECK(wait_http(emu, admin, "/readyz", 503, 30s));
+  auto why = emu.http("GET", admin, "/readyz").body;
+  CHECK_THAT(why, Catch::Contains("Doris FE not reachable"));
+  everything += why;
+  emu.restart(/*crash=*/false);
+  CHECK(wait_http(emu, admin, "/readyz", 200, 30s));
+
+  // A second daemon on the same state directory is refused, naming the pid and path.
+  auto second = run_cli({"state", "show", "--config", (dir / "cfg.yaml").string()}, dir, env);
+  CHECK(second.status == daemon::kExitState);
+  CHECK_THAT(second.output, Catch::Contains(std::to_string(daemon->pid())));
+  CHECK_THAT(second.output, Catch::Contains((dir / "state").string()));
+  everything += second.output;
+
+  // Graceful shutdown commits and exits 0.
+  CHECK(daemon->stop(30s) == 0);
+  daemon.reset();
+  auto show = run_cli({"state", "show", "--config", (dir / "cfg.yaml").string()}, dir, env);
+  CHECK(show.status == 0);
+  CHECK_THAT(show.output, Catch::Contains("\"state\":\"committed\""));
+  everything += show.output;
+  auto check = run_cli({"check", "--connect", "--config", (dir / "cfg.yaml").string()}, dir, env);
+  CHECK(check.status == 0);
+  CHECK_THAT(check.output, Catch::Contains("reachable"));
+  everything += check.output;
+  // A config error on the password key does not echo it.
+  write(dir / "bad.yaml", "kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  password: [\"" +
+                              doris_pw + "\"]\n");
+  auto bad = run_cli({"run", "--config", (dir / "bad.yaml").string()}, dir, env);
+  CHECK(bad.status == daemon::kExitUsage);
+  everything += bad.output;
+
+  everything += read(dir / "daemon.log");
+  CHECK_THAT(everything, Catch::Contains("Kafka source config"));  // the config dump was logged ...
+  CHECK(everything.find(doris_pw) == std::string::npos);         // ... without either secret
+  CHECK(everything.find(kafka_pw) == std::string::npos);
+}
