@@ -207,7 +207,8 @@ class Reader {
 
 template <typename F>
 void with(const YAML::Node& parent, const char* key, F&& f) {
-  if (!parent.IsMap()) return;
+  // A missing section is an invalid (zombie) node: IsDefined() is the only safe question.
+  if (!parent.IsDefined() || !parent.IsMap()) return;
   const YAML::Node n = parent[key];
   if (n.IsDefined() && !n.IsNull()) f(n);
 }
