@@ -668,16 +668,18 @@ void Pipeline::Impl::end_open_epoch(const char* reason) {
 // the next event (synchronous steps); asynchronous ones (commits) report back
 // through drive_closing().
 void Pipeline::Impl::step(Who who, Event event) {
-  std::optional<Event> next = event;
-  while (next) {
+  // (A plain flag rather than std::optional: GCC 12 -O2 warns maybe-uninitialized on it.)
+  Event next = event;
+  bool has_next = true;
+  while (has_next) {
     Phase& phase = who == Who::Open ? open_.phase : who == Who::Closing ? closing_->phase : replay_->phase;
-    const Transition t = transition(phase, *next);
+    const Transition t = transition(phase, next);
     if (!t.valid)
-      throw std::logic_error(std::string("epoch machine: event ") + to_string(*next) + " in phase " +
+      throw std::logic_error(std::string("epoch machine: event ") + to_string(next) + " in phase " +
                              to_string(phase));
-    log_->trace("epoch machine: {} --{}--> {}", to_string(phase), to_string(*next), to_string(t.next));
+    log_->trace("epoch machine: {} --{}--> {}", to_string(phase), to_string(next), to_string(t.next));
     phase = t.next;
-    next.reset();
+    has_next = false;
     if (who != Who::Closing) deps_.metrics.set_phase(to_string(t.next));
     for (Action action : t.actions) {
       switch (action) {
@@ -690,12 +692,14 @@ void Pipeline::Impl::step(Who who, Event event) {
             failure_ = *err;
             failure_reason_ = "pre-commit";
             next = err->disposition() == Disposition::Retry ? Event::LoadFailedRetry : Event::LoadFailedFatal;
+            has_next = true;
             break;
           }
           open_.dead_letters = false;
           CDC2DORIS_CRASH_POINT("after_precommit");
           open_.record = make_record(open_.epoch, std::move(txns));
           next = Event::LoadsPrecommitted;
+          has_next = true;
           break;
         }
         case Action::WriteRecord: {
@@ -705,10 +709,12 @@ void Pipeline::Impl::step(Who who, Event event) {
           } catch (const state::StateError& e) {
             failure_ = e.to_error();
             next = Event::LoadFailedFatal;
+            has_next = true;
             break;
           }
           CDC2DORIS_CRASH_POINT(who == Who::Open ? "after_record" : "after_replay_record");
           next = Event::RecordWritten;
+          has_next = true;
           break;
         }
         case Action::CommitTxns:
@@ -744,19 +750,25 @@ void Pipeline::Impl::step(Who who, Event event) {
           } catch (const state::StateError& e) {
             failure_ = e.to_error();
             next = Event::LoadFailedFatal;
+            has_next = true;
             break;
           }
           mark_committed(*closing_);
           next = Event::StateMarked;
+          has_next = true;
           break;
         case Action::CommitOffsets:
           commit_offsets(*closing_);
           next = Event::OffsetsCommitted;
+          has_next = true;
           break;
         case Action::AbortTxns:
           if (who == Who::Open && !open_.loads.empty()) ++deps_.metrics.epochs_aborted;
           abort_loads(who == Who::Replay ? replay_->loads : open_.loads);
-          if (phase == Phase::Aborting) next = Event::AbortDone;
+          if (phase == Phase::Aborting) {
+            next = Event::AbortDone;
+            has_next = true;
+          }
           break;
         case Action::Rewind:
           rewind(failure_reason_);
@@ -771,7 +783,7 @@ void Pipeline::Impl::step(Who who, Event event) {
         case Action::Stop:
           throw FatalStop{failure_.value_or(Error(Disposition::Fatal, "pipeline stopped"))};
       }
-      if (next && (*next == Event::LoadFailedRetry || *next == Event::LoadFailedFatal)) break;
+      if (has_next && (next == Event::LoadFailedRetry || next == Event::LoadFailedFatal)) break;
     }
     if (who == Who::Closing && closing_ && closing_->phase == Phase::Done) closing_.reset();
   }
