@@ -146,7 +146,7 @@ TEST_CASE("dashboard and alert rules use only exported metrics; promtool accepts
   m.set_partition("shop.shop.orders[0]", p);
   m.add_rewind("load");
   m.add_bad_record("invalid_json", "skip");
-  m.add_doris_error("too_many_versions");
+  m.add_doris_error("too-many-versions");
   m.observe_commit_latency(0.03);
   m.observe_commit_latency(1.7);
   m.set_epochs(5, 4);
