@@ -25,7 +25,7 @@
 #include "tests/support/kafka_broker.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tests/workload/workload.hpp"
+#include "tests/workload/shop.hpp"
 
 using namespace cdc2doris;
 using namespace std::chrono_literals;
@@ -75,14 +75,14 @@ int main(int argc, char** argv) {
     test::Emulator emu(eo);
     say("Doris emulator FE at " + emu.fe() + ", 3 BEs");
 
-    workload::Options wo;
+    // A small shop: customers and products without the schema envelope,
+    // orders and order_items with it; inserts, updates, deletes, primary-key
+    // changes, decimals, timestamps (tests/workload/shop.hpp).
+    workload::ShopOptions wo;
     wo.server = "demo";
     wo.db = "shop";
-    wo.tables = 4;
     wo.partitions = 4;
-    wo.format = workload::Format::Schema;
-    wo.snapshot_rows_per_table = 50;
-    workload::Generator gen(wo);
+    workload::ShopGenerator gen(wo);
 
     emu.sql("", "CREATE DATABASE shop");
     emu.sql("", "CREATE DATABASE ref_shop");
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
       ok = ok && v.match;
     }
     std::cout << "\n  metrics: curl http://" << admin << "/metrics\n  status:  curl http://" << admin
-              << "/status\n  rows:    curl http://" << emu.fe() << "/_emulator/tables/shop/" << "orders_0/rows\n\n";
+              << "/status\n  rows:    curl http://" << emu.fe() << "/_emulator/tables/shop/orders/rows\n\n";
     if (exit_after) {
       int st = daemon.stop(30s);
       say(std::string("cdc2doris stopped (exit ") + std::to_string(st) + ")");
