@@ -158,6 +158,11 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   state::EpochRecord make_record(uint64_t epoch, std::vector<state::TableTxn> txns) const;
   void publish_partitions();
   void shutdown(RunResult& result);
+  Clock::time_point stop_deadline();
+  bool stop_deadline_passed();
+  // A load cannot be placed because the closing epoch did not commit before
+  // the shutdown deadline: abort the open epoch (it is re-read by the next start).
+  void abort_open_epoch_stopping();
 
   PipelineConfig cfg_;
   Dependencies deps_;
@@ -183,6 +188,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   bool subscribed_ = false;
   int consecutive_failures_ = 0;
   std::optional<Error> failure_;  // what the next failure event is about
+  std::optional<Clock::time_point> stop_deadline_;  // set once the stop request is seen
+  bool closing_source_ = false;  // inside the final source.close()
   std::string failure_reason_;
 };
 
@@ -331,9 +338,20 @@ kafka::OffsetMap Pipeline::Impl::on_assign(const std::vector<TopicPartition>& ad
 
 void Pipeline::Impl::on_revoke(const std::vector<TopicPartition>& revoked, bool lost) {
   log_->info("{} {} partition(s)", lost ? "lost" : "revoking", revoked.size());
-  if (!lost && !replay_) {
+  // The final revoke of source.close() ends nothing: shutdown() already ended
+  // the epoch (or ran out of time), and after a fatal error the open epoch
+  // holds rows that never reached Doris — recording it would commit offsets
+  // past them.
+  if (!lost && !replay_ && !closing_source_) {
     end_open_epoch("partition revocation");
     drive_closing(/*block=*/true);
+    if (closing_) {
+      // Stopping, and the previous epoch did not commit before the shutdown
+      // deadline: the open epoch cannot be recorded before the partitions
+      // go, so it is aborted like for lost partitions.
+      abort_open_epoch_for_replay();
+      rewind("partition revocation while stopping");
+    }
   }
   for (const auto& tp : revoked) {
     pos_.erase(tp);
@@ -365,11 +383,20 @@ RunResult Pipeline::Impl::run() {
         log_->warn("kafka: {}", e.what());
         deps_.metrics.kafka_error_unix_ms = unix_ms();
       }
+      // A partition without an epoch start (first epoch, no committed
+      // offset) starts where its first fetched record is: a rewind must be
+      // able to seek it back there even if that record is not processed
+      // (a failure earlier in the batch, or an error returned with it).
+      for (const auto& msg : polled.batch)
+        base_.try_emplace(TopicPartition{std::string(msg.topic), msg.partition}, msg.offset);
+      // Taken before the errors: a rewind they cause drops the whole batch
+      // (it was fetched before the seek; processing it would move the
+      // positions past the records the seek is to re-read).
+      const uint64_t generation = rewind_generation_;
       for (const auto& e : polled.errors) {
         if (e.disposition() == Disposition::Fatal) throw FatalStop{e};
         fail(e, "kafka");
       }
-      const uint64_t generation = rewind_generation_;
       for (const auto& msg : polled.batch) {
         if (rewind_generation_ != generation) break;  // the rest was fetched before a rewind
         if (replay_)
@@ -390,11 +417,13 @@ RunResult Pipeline::Impl::run() {
     // timeout; a recorded epoch stays as it is for the next start.
     abort_loads(open_.loads);
     if (replay_) abort_loads(replay_->loads);
+    closing_source_ = true;
     if (subscribed_) deps_.source.close(std::chrono::seconds(10));
     result.error = f.error;
   } catch (const state::StateError& e) {
     log_->error("stopping: checkpoint state: {}", e.what());
     abort_loads(open_.loads);
+    closing_source_ = true;
     if (subscribed_) deps_.source.close(std::chrono::seconds(10));
     result.error = e.to_error();
   }
@@ -403,7 +432,7 @@ RunResult Pipeline::Impl::run() {
 }
 
 void Pipeline::Impl::shutdown(RunResult& result) {
-  const auto deadline = Clock::now() + cfg_.shutdown_deadline;
+  const auto deadline = stop_deadline();
   log_->info("shutting down: finishing epoch {} (deadline {} ms)", open_.epoch, cfg_.shutdown_deadline.count());
   if (!replay_) end_open_epoch("shutdown");
   while (closing_ && Clock::now() < deadline) {
@@ -412,11 +441,24 @@ void Pipeline::Impl::shutdown(RunResult& result) {
   }
   if (closing_ || replay_) {
     // The recorded epoch stays PRECOMMITTED; the next start commits or replays it.
+    // Txns not in any record are aborted (their rows are re-read).
+    abort_loads(open_.loads);
+    if (replay_) abort_loads(replay_->loads);
     result.error = Error(Disposition::Retry, "shutdown deadline passed before the last epoch committed; "
                                              "the next start rolls it forward");
   }
+  closing_source_ = true;
   if (auto err = deps_.source.close(std::chrono::seconds(10))) log_->warn("kafka close: {}", err->what());
 }
+
+Clock::time_point Pipeline::Impl::stop_deadline() {
+  // The shutdown deadline counts from the first time the pipeline thread
+  // sees the stop request, wherever it was waiting then.
+  if (!stop_deadline_) stop_deadline_ = Clock::now() + cfg_.shutdown_deadline;
+  return *stop_deadline_;
+}
+
+bool Pipeline::Impl::stop_deadline_passed() { return stop_.load() && Clock::now() >= stop_deadline(); }
 
 bool Pipeline::Impl::should_end_epoch() const {
   if (open_.end_requested) return true;
@@ -513,6 +555,10 @@ OpenLoad* Pipeline::Impl::load_for(std::map<Target, OpenLoad>& loads, const Targ
     const uint64_t generation = rewind_generation_;
     end_open_epoch("column set change");
     if (rewind_generation_ != generation || replay_) return nullptr;
+    if (closing_) {  // not ended: stopping, past the shutdown deadline
+      abort_open_epoch_stopping();
+      return nullptr;
+    }
     return load_for(open_.loads, target, row, open_.epoch, may_end_epoch);
   }
   if (may_end_epoch && open_txns_in_db(target.db) >= cfg_.open_txn_budget_per_db) {
@@ -523,6 +569,10 @@ OpenLoad* Pipeline::Impl::load_for(std::map<Target, OpenLoad>& loads, const Targ
       drive_closing(/*block=*/true);
     }
     if (rewind_generation_ != generation || replay_) return nullptr;
+    if (closing_) {  // not committed: stopping, past the shutdown deadline
+      abort_open_epoch_stopping();
+      return nullptr;
+    }
     if (open_txns_in_db(target.db) >= cfg_.open_txn_budget_per_db) {
       // Nothing of ours is open any more: the budget itself is below one epoch's need.
       failure_ = Error(Disposition::Fatal, "delivery.open_transaction_budget (" +
@@ -649,6 +699,7 @@ void Pipeline::Impl::end_open_epoch(const char* reason) {
   // record exists at any time, and a table's txns commit in epoch order.
   drive_closing(/*block=*/true);
   if (replay_) return;  // the closing epoch turned into a replay; the open one was aborted
+  if (closing_) return;  // stopping and the shutdown deadline passed first: shutdown() reports it
   bool progressed = !open_.loads.empty();
   for (const auto& [tp, end] : pos_) {
     auto b = base_.find(tp);
@@ -838,6 +889,13 @@ void Pipeline::Impl::drive_closing(bool block) {
     if (c.inflight.empty() && c.retry_at != Clock::time_point{}) {
       if (Clock::now() < c.retry_at) {
         if (!block) return;
+        if (stop_.load()) {
+          // Blocking, but stopping: wait no longer than the shutdown
+          // deadline; the caller then finds the epoch still closing.
+          if (stop_deadline_passed()) return;
+          std::this_thread::sleep_until(std::min(c.retry_at, stop_deadline()));
+          continue;
+        }
         std::this_thread::sleep_until(c.retry_at);
       }
       c.retry_at = {};
@@ -1049,6 +1107,12 @@ void Pipeline::Impl::abort_open_epoch_for_replay() {
   open_.end_requested = false;
   open_.started = Clock::now();
   ++rewind_generation_;
+}
+
+void Pipeline::Impl::abort_open_epoch_stopping() {
+  failure_ = Error(Disposition::Retry, "stopping: the previous epoch did not commit before the shutdown deadline");
+  failure_reason_ = "stopping";
+  step(Who::Open, Event::LoadFailedRetry);
 }
 
 void Pipeline::Impl::rewind(const std::string& reason) {
