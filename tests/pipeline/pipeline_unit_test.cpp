@@ -1,0 +1,861 @@
+// Fast, deterministic unit tests of pipeline::Pipeline against in-memory fakes
+// (tests/pipeline/fakes.hpp): every scenario checks that the Doris model the
+// fake ends with equals what the Kafka records up to the committed offsets
+// produce — nothing lost, nothing twice — plus the counters and state that
+// tell which path was taken.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "core/doris/label.hpp"
+#include "core/pipeline/pipeline.hpp"
+#include "state/memory_store.hpp"
+#include "tests/pipeline/fakes.hpp"
+#include "tests/workload/workload.hpp"
+
+using namespace cdc2doris;
+using namespace std::chrono_literals;
+using cdc2doris::test::FakeDlq;
+using cdc2doris::test::FakeDoris;
+using cdc2doris::test::FakeSource;
+using cdc2doris::test::TxnState;
+using kafka::TopicPartition;
+
+namespace {
+
+// The pipeline logs a lot at info; CDC2DORIS_TEST_LOG=1 shows it.
+const bool kQuiet = [] {
+  if (std::getenv("CDC2DORIS_TEST_LOG") == nullptr) spdlog::set_level(spdlog::level::off);
+  return true;
+}();
+
+constexpr auto kWait = 10s;  // bound of every wait; a passing test needs a small fraction
+
+doris::DorisError derr(doris::ErrorKind k, Disposition d, const std::string& msg) { return {k, d, msg}; }
+
+// One world: the generated change stream in a fake Kafka, a fake Doris with
+// the target tables, a checkpoint store. Shared by successive pipeline runs
+// ("restarts").
+struct Env {
+  workload::Generator gen;
+  FakeSource source;
+  FakeDoris doris;
+  state::MemoryCheckpointStore store;
+  pipeline::ExplicitRouter router;
+  FakeDlq dlq;
+  std::string db = "shop";
+  std::set<std::string> dup_tables{"orders_3"};
+
+  static workload::Options options(uint64_t seed) {
+    workload::Options o;
+    o.seed = seed;
+    o.tables = 4;
+    o.partitions = 2;
+    o.server = "s";
+    o.db = "shop";
+    o.snapshot_rows_per_table = 2;
+    return o;
+  }
+
+  explicit Env(uint64_t seed = 1, bool register_tables = true) : gen(options(seed)) {
+    for (int i = 0; i < 4; ++i) {
+      const std::string t = "orders_" + std::to_string(i);
+      source.add_topic("s.shop." + t, 2);
+      if (register_tables) doris.add_table(db, t, !dup_tables.count(t));
+    }
+  }
+
+  void produce(size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      auto r = gen.next();
+      source.produce(r.topic, r.partition, r.key, r.value);
+    }
+  }
+
+  pipeline::PipelineConfig config() const {
+    pipeline::PipelineConfig c;
+    c.label_prefix = "t";
+    c.epoch_interval = 15ms;
+    c.poll_timeout = 2ms;
+    c.poll_max_messages = 20;
+    c.backoff_base = 1ms;
+    c.backoff_cap = 4ms;
+    c.shutdown_deadline = 3s;
+    c.write_chunk_bytes = 1;  // every row reaches its stream at once: write faults hit mid-epoch
+    return c;
+  }
+
+  // What Doris must hold after the records before `upto` (per partition;
+  // absent = none) were applied: decoded with the pipeline's options, in
+  // partition order (a key's changes all live in one partition).
+  std::map<std::string, FakeDoris::Table> expected(const kafka::OffsetMap& upto) {
+    std::map<std::string, FakeDoris::Table> out;
+    for (const auto& [name, t] : doris.tables()) out[name].unique = t.unique;
+    decode::Decoder dec(gen.decoder_options());
+    decode::Change c;
+    for (const auto& tp : source.partitions()) {
+      auto lim = upto.find(tp);
+      if (lim == upto.end()) continue;
+      auto msgs = source.messages(tp);
+      for (int64_t off = 0; off < lim->second && off < static_cast<int64_t>(msgs.size()); ++off) {
+        const auto& m = msgs[static_cast<size_t>(off)];
+        decode::KafkaRecord rec{tp.topic, tp.partition, off, {}, {}, {}};
+        if (m.key) rec.key = *m.key;
+        if (m.value) rec.value = *m.value;
+        if (dec.decode(rec, c) || c.kind != decode::Kind::Change) continue;
+        auto& tab = out[c.db + "." + c.table];
+        for (const auto& row : c.rows) FakeDoris::apply_row(tab, row.json);
+      }
+    }
+    return out;
+  }
+
+  kafka::OffsetMap end_offsets() const {
+    kafka::OffsetMap m;
+    for (const auto& tp : source.partitions()) m[tp] = source.end_offset(tp);
+    return m;
+  }
+
+  kafka::OffsetMap store_committed() {
+    kafka::OffsetMap m;
+    for (const auto& [tp, off] : store.committed_offsets()) m[{tp.topic, tp.partition}] = off.offset;
+    return m;
+  }
+
+  // Every produced record is in a COMMITTED epoch (and, unless `group` is
+  // false, its offsets in the consumer group).
+  bool caught_up(bool group = true) {
+    auto latest = store.latest();
+    return latest && latest->state == state::EpochState::Committed && store_committed() == end_offsets() &&
+           (!group || source.group_committed() == end_offsets());
+  }
+
+  // What Doris may hold after a stop: the committed offsets, or the latest
+  // recorded epoch's end offsets once every txn of it is committed in Doris
+  // (a PRECOMMITTED record whose commits went through before the store was
+  // told; the next start only marks it).
+  kafka::OffsetMap durable_upto() {
+    auto upto = store_committed();
+    auto l = store.latest();
+    if (l && l->state == state::EpochState::Precommitted &&
+        std::all_of(l->txns.begin(), l->txns.end(), [&](const auto& t) {
+          auto d = doris.txn_by_label(t.db, t.label);
+          return d && d->id == t.txn_id && d->state == TxnState::Committed;
+        }))
+      for (const auto& p : l->partitions) upto[{p.topic, p.partition}] = p.end_offset;
+    return upto;
+  }
+
+  // The source handed out every record (the pipeline processes the batch
+  // before it looks at a stop request).
+  bool all_fetched() const { return source.positions() == end_offsets(); }
+
+  size_t total_rows() {
+    size_t n = 0;
+    for (const auto& [name, t] : expected(end_offsets())) n += t.unique ? t.rows.size() : t.dup_rows.size();
+    return n;
+  }
+};
+
+// Doris equals the model of the records below `upto`; DUPLICATE tables hold
+// each row exactly once (sorted comparison). Differences are summarised.
+void check_doris_matches(Env& env, const kafka::OffsetMap& upto) {
+  auto want = env.expected(upto);
+  auto have = env.doris.tables();
+  REQUIRE(have.size() == want.size());
+  for (auto& [name, w] : want) {
+    auto& h = have.at(name);
+    size_t missing = 0, extra = 0, differ = 0;
+    if (w.unique) {
+      for (const auto& [k, row] : w.rows) {
+        auto it = h.rows.find(k);
+        if (it == h.rows.end()) ++missing;
+        else if (it->second != row) ++differ;
+      }
+      for (const auto& [k, row] : h.rows)
+        if (!w.rows.count(k)) ++extra;
+    } else {
+      std::multiset<std::string> ws(w.dup_rows.begin(), w.dup_rows.end()), hs(h.dup_rows.begin(), h.dup_rows.end());
+      for (const auto& r : ws)
+        if (hs.count(r) < ws.count(r)) ++missing;
+      for (const auto& r : hs)
+        if (ws.count(r) < hs.count(r)) ++extra;  // duplicates or rows that should not be there
+    }
+    INFO("table " << name << (w.unique ? " (UNIQUE)" : " (DUPLICATE)") << ": expected "
+                  << (w.unique ? w.rows.size() : w.dup_rows.size()) << " rows, Doris has "
+                  << (w.unique ? h.rows.size() : h.dup_rows.size()) << "; missing " << missing << ", extra " << extra
+                  << ", different " << differ);
+    CHECK(missing == 0);
+    CHECK(extra == 0);
+    CHECK(differ == 0);
+  }
+}
+
+// Each label has at most one COMMITTED txn (no table loaded twice for an epoch)
+// and nothing of ours is left PREPARE/PRECOMMITTED.
+void check_txns_clean(Env& env) {
+  std::map<std::string, int> committed;
+  for (const auto& t : env.doris.txns()) {
+    INFO("txn " << t.id << " label " << t.label << " " << test::to_string(t.state));
+    CHECK((t.state == TxnState::Committed || t.state == TxnState::Aborted));
+    if (t.state == TxnState::Committed) CHECK(++committed[t.label] == 1);
+  }
+}
+
+// Runs one Pipeline on its own thread. Never hangs the test binary: a run
+// that does not end within the bound fails the test, the fakes are healed so
+// it can end, and if it still does not the process aborts with a message.
+class Runner {
+ public:
+  Runner(Env& env, pipeline::PipelineConfig cfg, bool with_dlq = false)
+      : env_(env),
+        pipeline_(std::move(cfg), env.gen.decoder_options(),
+                  pipeline::Dependencies{env.source, env.doris, env.store, env.router, metrics,
+                                         with_dlq ? &env.dlq : nullptr}) {
+    thread_ = std::thread([this] {
+      pipeline::RunResult r;
+      std::string ex;
+      try {
+        r = pipeline_.run();
+      } catch (const std::exception& e) {
+        ex = e.what();
+      } catch (...) {
+        ex = "unknown exception";
+      }
+      std::lock_guard lk(mu_);
+      result_ = std::move(r);
+      exception_ = ex;
+      done_ = true;
+      cv_.notify_all();
+    });
+  }
+  ~Runner() {
+    if (!thread_.joinable()) return;
+    pipeline_.request_stop();
+    if (!wait_done(kWait)) {
+      env_.doris.heal();
+      if (!wait_done(kWait)) {
+        std::fprintf(stderr, "pipeline run did not end after stop + heal: aborting the test binary\n");
+        std::abort();
+      }
+    }
+    thread_.join();
+  }
+
+  bool wait_done(std::chrono::milliseconds timeout) {
+    std::unique_lock lk(mu_);
+    return cv_.wait_for(lk, timeout, [&] { return done_; });
+  }
+  bool done() {
+    std::lock_guard lk(mu_);
+    return done_;
+  }
+
+  // Waits (bounded) for a condition re-checked after every poll.
+  bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout = kWait) {
+    return env_.source.wait_for([&] { return pred() || done(); }, timeout) && pred();
+  }
+
+  // The run's result once it ended by itself (an error) within the bound.
+  pipeline::RunResult await_end(std::chrono::milliseconds timeout = kWait) {
+    if (!wait_done(timeout)) {
+      FAIL_CHECK("pipeline run did not end within the bound");
+      pipeline_.request_stop();
+      env_.doris.heal();
+      REQUIRE(wait_done(kWait));
+    }
+    thread_.join();
+    std::lock_guard lk(mu_);
+    INFO("exception: " << exception_);
+    CHECK(exception_.empty());
+    return result_;
+  }
+
+  pipeline::RunResult stop(std::chrono::milliseconds timeout = kWait) {
+    pipeline_.request_stop();
+    return await_end(timeout);
+  }
+
+  pipeline::Metrics metrics;
+
+ private:
+  Env& env_;
+  pipeline::Pipeline pipeline_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  pipeline::RunResult result_;
+  std::string exception_;
+};
+
+std::string err_text(const pipeline::RunResult& r) { return r.error ? r.error->what() : std::string("<none>"); }
+
+uint64_t rewinds(const pipeline::Metrics& m, const std::string& reason) {
+  auto s = m.snapshot();
+  auto it = s.rewinds_by_reason.find(reason);
+  return it == s.rewinds_by_reason.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+// ============================================================== happy path
+
+TEST_CASE("pipeline: happy path over several epochs ended by the interval", "[pipeline][unit]") {
+  Env env;
+  env.produce(150);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  env.produce(150);
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  auto r = run.stop();
+  INFO(err_text(r));
+  CHECK_FALSE(r.error);
+  CHECK(run.metrics.epochs_committed >= 2);
+  CHECK(run.metrics.epochs_aborted == 0);
+  CHECK(run.metrics.epochs_replayed == 0);
+  CHECK(run.metrics.lingering_txns_aborted == 0);
+  CHECK(run.metrics.records_consumed >= 300);
+  CHECK(run.metrics.recovered);
+  CHECK(env.caught_up());
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+  CHECK(env.doris.stats().aborts == 0);
+  auto snap = run.metrics.snapshot();
+  CHECK(snap.last_committed_epoch == env.store.latest()->epoch);
+  CHECK(snap.tables.at("shop.orders_0").rows > 0);
+  CHECK(env.source.stats().closes == 1);
+}
+
+TEST_CASE("pipeline: an epoch ends when a table's load reaches epoch_max_rows", "[pipeline][unit]") {
+  Env env;
+  env.produce(300);
+  auto cfg = env.config();
+  cfg.epoch_interval = 1h;  // only the row threshold (and shutdown) end epochs
+  cfg.epoch_max_rows = 5;
+  cfg.poll_max_messages = 4;
+  Runner run(env, cfg);
+  REQUIRE(run.wait_for([&] { return env.all_fetched(); }));
+  auto r = run.stop();
+  INFO(err_text(r));
+  CHECK_FALSE(r.error);
+  CHECK(env.caught_up());
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+  // The threshold is checked per row; the epoch ends after the poll batch.
+  size_t max_rows = 0;
+  for (const auto& t : env.doris.txns()) max_rows = std::max(max_rows, t.rows.size());
+  CHECK(max_rows <= cfg.epoch_max_rows + cfg.poll_max_messages);
+  CHECK(run.metrics.epochs_committed >= env.total_rows() / (4 * (cfg.epoch_max_rows + cfg.poll_max_messages)));
+}
+
+// ============================================================== failures during an epoch
+
+TEST_CASE("pipeline: a retryable load failure mid-epoch aborts, rewinds and retries without loss or duplicates",
+          "[pipeline][unit]") {
+  Env env;
+  env.produce(200);
+  SECTION("stream write fails") {
+    env.doris.fail_next_writes(1, derr(doris::ErrorKind::Transport, Disposition::Retry, "connection reset"), "orders_3",
+                               /*after_ok=*/7);
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    auto r = run.stop();
+    CHECK_FALSE(r.error);
+    CHECK(rewinds(run.metrics, "load") == 1);
+    CHECK(run.metrics.epochs_aborted >= 1);
+    CHECK(run.metrics.snapshot().doris_errors.at("transport") == 1);
+  }
+  SECTION("pre-commit (finish) fails") {
+    env.doris.fail_next_finishes(2, derr(doris::ErrorKind::Timeout, Disposition::Retry, "response timeout"), "orders_1");
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    auto r = run.stop();
+    CHECK_FALSE(r.error);
+    CHECK(rewinds(run.metrics, "pre-commit") == 2);
+    CHECK(run.metrics.epochs_aborted >= 2);
+  }
+  SECTION("Label Already Exists left by an earlier run") {
+    // A PREPARE txn holding the label of epoch 1 of a table no state knows:
+    // the open fails (Retry), the epoch is aborted by label, the retry works.
+    const auto label = doris::make_label("t", "shop", "orders_2", 1);
+    const int64_t stale = env.doris.seed_txn("shop", "orders_2", label, TxnState::Prepare);
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    auto r = run.stop();
+    CHECK_FALSE(r.error);
+    CHECK(env.doris.stats().label_conflicts >= 1);
+    CHECK(rewinds(run.metrics, "load") + rewinds(run.metrics, "pre-commit") >= 1);
+    for (const auto& t : env.doris.txns())
+      if (t.id == stale) CHECK(t.state == TxnState::Aborted);
+  }
+  SECTION("commit fails retryably") {
+    env.doris.fail_next_commits(3, derr(doris::ErrorKind::ServerError, Disposition::Retry, "FE busy"));
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    auto r = run.stop();
+    CHECK_FALSE(r.error);
+    CHECK(run.metrics.epochs_aborted == 0);  // a recorded epoch only moves forward
+    CHECK(run.metrics.snapshot().doris_errors.at("server-error") == 3);
+  }
+  SECTION("the Kafka source reports a retryable error") {
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return run.metrics.records_consumed >= 30; }));
+    env.source.inject_poll_error(Error(Disposition::Retry, "broker transport failure"));
+    REQUIRE(run.wait_for([&] { return rewinds(run.metrics, "kafka") == 1 && env.caught_up(); }));
+    auto r = run.stop();
+    CHECK_FALSE(r.error);
+  }
+  SECTION("the Kafka error arrives together with a batch of records") {
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return run.metrics.records_consumed >= 30; }));
+    env.source.inject_poll_error(Error(Disposition::Retry, "broker transport failure"), /*with_batch=*/true);
+    REQUIRE(run.wait_for([&] { return rewinds(run.metrics, "kafka") == 1 && env.caught_up(); }));
+    auto r = run.stop();
+    CHECK_FALSE(r.error);
+  }
+  CHECK(env.caught_up());
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+TEST_CASE("pipeline: a fatal error stops the run and nothing past it is committed", "[pipeline][unit]") {
+  std::unique_ptr<Env> envp;
+  pipeline::RunResult r;
+  std::string expect;
+  SECTION("authentication fails on a load mid-run") {
+    envp = std::make_unique<Env>();
+    Env& env = *envp;
+    env.produce(100);
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    env.produce(100);
+    env.doris.fail_next_writes(1, derr(doris::ErrorKind::Auth, Disposition::Fatal, "access denied for user"), "",
+                               /*after_ok=*/10);
+    r = run.await_end();
+    expect = "access denied";
+    CHECK(run.metrics.epochs_committed >= 1);
+  }
+  SECTION("a routed table does not exist in Doris") {
+    envp = std::make_unique<Env>(1, /*register_tables=*/false);
+    Env& env = *envp;
+    env.doris.add_table("shop", "orders_0", true);
+    env.doris.add_table("shop", "orders_1", true);
+    env.doris.add_table("shop", "orders_3", false);  // orders_2 is missing
+    env.produce(100);
+    Runner run(env, env.config());
+    r = run.await_end();
+    expect = "unknown table";
+  }
+  SECTION("the Kafka source reports a fatal error mid-epoch") {
+    envp = std::make_unique<Env>();
+    Env& env = *envp;
+    env.produce(100);
+    auto cfg = env.config();
+    cfg.epoch_interval = 1h;  // the consumed records are all in the open epoch
+    Runner run(env, cfg);
+    REQUIRE(run.wait_for([&] { return run.metrics.records_consumed >= 50; }));
+    env.source.inject_poll_error(Error(Disposition::Fatal, "group authorization failed"));
+    r = run.await_end();
+    expect = "group authorization failed";
+  }
+  Env& env = *envp;
+  REQUIRE(r.error);
+  INFO(err_text(r));
+  CHECK(r.error->disposition() == Disposition::Fatal);
+  CHECK(r.error->what().find(expect) != std::string::npos);
+  // What Doris holds is exactly what the committed offsets cover, nothing
+  // of the failed epoch is left open, and the group is not ahead of the state.
+  auto committed = env.store_committed();
+  check_doris_matches(env, env.durable_upto());
+  check_txns_clean(env);
+  for (const auto& [tp, off] : env.source.group_committed()) CHECK(off <= committed[tp]);
+  CHECK(env.durable_upto() != env.end_offsets());
+  // The next start (the cause fixed) delivers the rest exactly once.
+  env.doris.add_table("shop", "orders_2", true);
+  Runner again(env, env.config());
+  REQUIRE(again.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(again.stop().error);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+// ============================================================== lost txns and replay
+
+TEST_CASE("pipeline: a txn Doris lost at commit is replayed for that table only", "[pipeline][unit]") {
+  Env env;
+  env.produce(60);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  const uint64_t before = env.store.latest()->epoch;
+  env.doris.lose_next_commit("orders_3");  // the DUPLICATE table: a replayed row would show twice
+  env.produce(120);
+  REQUIRE(run.wait_for([&] { return run.metrics.epochs_replayed == 1 && env.caught_up(); }));
+  auto r = run.stop();
+  CHECK_FALSE(r.error);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+  // The replayed epoch: orders_3 has the lost txn and the replayed one under
+  // its label; every other table of that epoch was loaded once.
+  auto lost = env.doris.stats().lost_labels;
+  REQUIRE(lost.size() == 1);
+  const uint64_t replayed = std::stoull(lost[0].substr(lost[0].rfind('_') + 1));
+  CHECK(replayed > before);
+  std::map<std::string, int> per_table;
+  for (const auto& t : env.doris.txns())
+    if (t.label == doris::make_label("t", "shop", t.table, replayed)) ++per_table[t.table];
+  CHECK(per_table["orders_3"] == 2);
+  for (const auto& [table, n] : per_table)
+    if (table != "orders_3") CHECK(n == 1);
+  CHECK(env.store.get(replayed)->state == state::EpochState::Committed);
+}
+
+// ============================================================== restarts
+
+namespace {
+// Leaves a PRECOMMITTED epoch in the store: commits keep failing, the run
+// is stopped and passes its shutdown deadline.
+void leave_precommitted_epoch(Env& env) {
+  env.produce(80);
+  auto cfg = env.config();
+  cfg.shutdown_deadline = 100ms;
+  {
+    Runner warmup(env, cfg);
+    REQUIRE(warmup.wait_for([&] { return env.caught_up(); }));
+    env.doris.fail_all_commits(derr(doris::ErrorKind::ServerError, Disposition::Retry, "FE unavailable"));
+    env.produce(80);
+    REQUIRE(warmup.wait_for([&] {
+      auto l = env.store.latest();
+      return l && l->state == state::EpochState::Precommitted;
+    }));
+    auto r = warmup.stop();
+    REQUIRE(r.error);
+    INFO(err_text(r));
+    CHECK(r.error->what().find("shutdown deadline") != std::string::npos);
+  }
+  env.doris.heal();
+  REQUIRE(env.store.latest()->state == state::EpochState::Precommitted);
+}
+}  // namespace
+
+TEST_CASE("pipeline: shutdown deadline exceeded returns an error; the next start rolls the epoch forward",
+          "[pipeline][unit]") {
+  Env env;
+  leave_precommitted_epoch(env);
+  const auto rec = *env.store.latest();
+  for (const auto& t : rec.txns) CHECK(env.doris.txn_by_label("shop", t.label)->state == TxnState::Precommitted);
+  Runner run(env, env.config());
+  // (The group offsets of an epoch rolled forward at start are only committed
+  // with the next epoch that has records: not checked here.)
+  REQUIRE(run.wait_for([&] { return env.caught_up(/*group=*/false); }));
+  auto r = run.stop();
+  CHECK_FALSE(r.error);
+  CHECK(env.store.get(rec.epoch)->state == state::EpochState::Committed);
+  for (const auto& t : rec.txns) CHECK(env.doris.txn_by_label("shop", t.label)->state == TxnState::Committed);
+  CHECK(run.metrics.epochs_replayed == 0);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+TEST_CASE("pipeline: restart with a recorded txn Doris lost replays it at start", "[pipeline][unit]") {
+  Env env;
+  leave_precommitted_epoch(env);
+  const auto rec = *env.store.latest();
+  REQUIRE(rec.txns.size() >= 2);
+  // Doris expired the pre-committed txn of one table while the daemon was down.
+  const auto lost = std::find_if(rec.txns.begin(), rec.txns.end(), [](const auto& t) { return t.table == "orders_3"; });
+  REQUIRE(lost != rec.txns.end());
+  env.doris.expire_txn(lost->txn_id);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(/*group=*/false); }));
+  auto r = run.stop();
+  CHECK_FALSE(r.error);
+  CHECK(run.metrics.epochs_replayed == 1);
+  auto after = *env.store.get(rec.epoch);
+  CHECK(after.state == state::EpochState::Committed);
+  CHECK(after.partitions == rec.partitions);
+  for (const auto& t : after.txns) {
+    if (t.table == "orders_3")
+      CHECK(t.txn_id != lost->txn_id);
+    else
+      CHECK(std::any_of(rec.txns.begin(), rec.txns.end(), [&](const auto& o) {
+        return o.table == t.table && o.label == t.label && o.txn_id == t.txn_id;
+      }));
+  }
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+TEST_CASE("pipeline: lingering txns are aborted at start, also under an old label prefix", "[pipeline][unit]") {
+  Env env;
+  env.produce(60);
+  {
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(run.stop().error);
+  }
+  const uint64_t last = env.store.latest()->epoch;
+  // A crashed run had opened epoch last+1 (and a stray last+2) without recording it.
+  const int64_t a = env.doris.seed_txn("shop", "orders_0", doris::make_label("t", "shop", "orders_0", last + 1),
+                                       TxnState::Precommitted, {"{\"id\":999999,\"__DORIS_DELETE_SIGN__\":0}"});
+  const int64_t b = env.doris.seed_txn("shop", "orders_0", doris::make_label("t", "shop", "orders_0", last + 2),
+                                       TxnState::Prepare);
+  const int64_t c = env.doris.seed_txn("shop", "orders_3", doris::make_label("t", "shop", "orders_3", last + 1),
+                                       TxnState::Prepare);
+  // Not contiguous: the walk stops at the first unused label.
+  const int64_t far = env.doris.seed_txn("shop", "orders_1", doris::make_label("t", "shop", "orders_1", last + 3),
+                                         TxnState::Prepare);
+  std::string prefix = "t";
+  SECTION("same prefix") {}
+  SECTION("label prefix changed: the old prefix is still cleaned up") { prefix = "t2"; }
+  env.produce(60);
+  auto cfg = env.config();
+  cfg.label_prefix = prefix;
+  Runner run(env, cfg);
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(run.metrics.lingering_txns_aborted == 3);
+  for (const auto& t : env.doris.txns()) {
+    if (t.id == a || t.id == b || t.id == c) CHECK(t.state == TxnState::Aborted);
+    if (t.id == far) CHECK(t.state == TxnState::Prepare);
+  }
+  env.doris.abort("shop", far);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+  auto prefixes = env.store.label_prefixes();
+  CHECK(prefixes.size() == (prefix == "t" ? 1u : 2u));
+  if (prefix == "t2") {
+    // New labels carry the new prefix and continue the epoch numbers.
+    auto latest = *env.store.latest();
+    CHECK(latest.label_prefix == "t2");
+    CHECK(latest.epoch > last);
+    for (const auto& t : latest.txns) CHECK(t.label.rfind("t2_", 0) == 0);
+  }
+}
+
+TEST_CASE("pipeline: lingering txns of an old label prefix recorded in the store", "[pipeline][unit]") {
+  Env env;
+  env.produce(40);
+  {
+    auto cfg = env.config();
+    cfg.label_prefix = "old";
+    Runner run(env, cfg);
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(run.stop().error);
+  }
+  const uint64_t last = env.store.latest()->epoch;
+  const int64_t stale = env.doris.seed_txn("shop", "orders_2", doris::make_label("old", "shop", "orders_2", last + 1),
+                                           TxnState::Precommitted);
+  env.produce(40);
+  auto cfg = env.config();
+  cfg.label_prefix = "new";
+  Runner run(env, cfg);
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(run.metrics.lingering_txns_aborted == 1);
+  CHECK(env.doris.txn_by_label("shop", doris::make_label("old", "shop", "orders_2", last + 1))->state ==
+        TxnState::Aborted);
+  (void)stale;
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+// ============================================================== bad records
+
+TEST_CASE("pipeline: bad record under each policy", "[pipeline][unit]") {
+  Env env;
+  env.produce(40);
+  const TopicPartition bad_tp{"s.shop.orders_1", 1};
+  const int64_t bad_off = env.source.produce(bad_tp.topic, bad_tp.partition, std::string("{\"id\":1}"),
+                                             std::string("{not json"));
+  env.produce(40);
+  auto cfg = env.config();
+  SECTION("fail: the run stops naming topic/partition/offset, nothing from it on is committed") {
+    cfg.bad_record_policy = pipeline::BadRecordPolicy::Fail;
+    Runner run(env, cfg);
+    auto r = run.await_end();
+    REQUIRE(r.error);
+    INFO(err_text(r));
+    CHECK(r.error->disposition() == Disposition::Fatal);
+    CHECK(r.error->context().topic == bad_tp.topic);
+    CHECK(r.error->context().partition == bad_tp.partition);
+    CHECK(r.error->context().offset == bad_off);
+    const std::string w = r.error->what();
+    CHECK(w.find("s.shop.orders_1") != std::string::npos);
+    CHECK(w.find(std::to_string(bad_off)) != std::string::npos);
+    auto committed = env.durable_upto();
+    CHECK(committed[bad_tp] <= bad_off);
+    for (const auto& [tp, off] : env.source.group_committed()) CHECK(off <= committed[tp]);
+    check_doris_matches(env, committed);
+    check_txns_clean(env);
+    CHECK(run.metrics.snapshot().bad_records.at("invalid_json|fail") >= 1);
+  }
+  SECTION("skip: counted, the rest delivered") {
+    cfg.bad_record_policy = pipeline::BadRecordPolicy::Skip;
+    Runner run(env, cfg);
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(run.stop().error);
+    auto bad = run.metrics.snapshot().bad_records;
+    REQUIRE(bad.size() == 1);
+    CHECK(bad.begin()->first.find("|skip") != std::string::npos);
+    CHECK(bad.begin()->second == 1);
+    check_doris_matches(env, env.end_offsets());
+    check_txns_clean(env);
+  }
+  SECTION("dead_letter: produced and flushed before the epoch covering it is recorded") {
+    cfg.bad_record_policy = pipeline::BadRecordPolicy::DeadLetter;
+    cfg.dead_letter_topic = "dlq";
+    bool covered_at_flush = false;
+    int flushes_with_letters = 0;
+    env.dlq.set_on_flush([&] {
+      if (env.dlq.letters().empty()) return;
+      ++flushes_with_letters;
+      for (const auto& rec : env.store.list())
+        for (const auto& p : rec.partitions)
+          if (p.topic == bad_tp.topic && p.partition == bad_tp.partition && p.end_offset > bad_off)
+            covered_at_flush = true;
+    });
+    Runner run(env, cfg, /*with_dlq=*/true);
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(run.stop().error);
+    auto letters = env.dlq.letters();
+    REQUIRE(letters.size() == 1);
+    CHECK(letters[0].topic == "dlq");
+    CHECK(letters[0].source_topic == bad_tp.topic);
+    CHECK(letters[0].partition == bad_tp.partition);
+    CHECK(letters[0].offset == bad_off);
+    CHECK(letters[0].value == std::string("{not json"));
+    CHECK(letters[0].flushed);
+    CHECK(flushes_with_letters >= 1);
+    CHECK_FALSE(covered_at_flush);
+    check_doris_matches(env, env.end_offsets());
+    check_txns_clean(env);
+  }
+}
+
+// ============================================================== rebalances
+
+TEST_CASE("pipeline: revocation ends and commits the epoch before returning", "[pipeline][unit]") {
+  Env env;
+  env.produce(150);
+  const std::vector<TopicPartition> tps{{"s.shop.orders_0", 0}, {"s.shop.orders_3", 1}};
+  int hooks = 0;
+  env.source.set_after_revoke([&](const std::vector<TopicPartition>& revoked, bool lost) {
+    if (lost || revoked.size() != 2) return;  // the final revoke of close() is checked by caught_up()
+    ++hooks;
+    // Everything handed out for the revoked partitions is committed: in the
+    // store, in the group, in Doris.
+    auto latest = env.store.latest();
+    CHECK(latest->state == state::EpochState::Committed);
+    auto committed = env.store_committed();
+    auto group = env.source.group_committed();
+    CHECK(env.doris.open_txns("shop") == 0);
+    for (const auto& tp : revoked) {
+      CHECK(committed[tp] > 0);
+      CHECK(group[tp] == committed[tp]);
+    }
+  });
+  env.source.schedule_revoke(tps, /*lost=*/false, /*after_polls=*/12, /*reassign_after_polls=*/2);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return hooks == 1 && env.source.stats().assigns == 2 && env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(hooks == 1);
+  CHECK(env.source.stats().assigns == 2);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+TEST_CASE("pipeline: lost partitions abort the open epoch and are re-read", "[pipeline][unit]") {
+  Env env;
+  env.produce(150);
+  auto cfg = env.config();
+  cfg.epoch_interval = 1h;  // the lost partitions surely have rows in the open epoch
+  int hooks = 0;
+  env.source.set_after_revoke([&](const std::vector<TopicPartition>&, bool lost) {
+    if (!lost) return;
+    ++hooks;
+    CHECK(env.doris.open_txns("shop") == 0);
+    CHECK_FALSE(env.store.latest());  // nothing was recorded for them
+  });
+  env.source.schedule_revoke({{"s.shop.orders_1", 0}, {"s.shop.orders_3", 0}}, /*lost=*/true, /*after_polls=*/5,
+                             /*reassign_after_polls=*/1);
+  Runner run(env, cfg);
+  REQUIRE(run.wait_for([&] { return hooks == 1 && env.source.stats().assigns == 2 && env.all_fetched(); }));
+  auto r = run.stop();
+  CHECK_FALSE(r.error);
+  CHECK(hooks == 1);
+  CHECK(rewinds(run.metrics, "partitions lost") == 1);
+  CHECK(run.metrics.epochs_aborted == 1);
+  CHECK(env.doris.stats().aborts >= 1);
+  CHECK(env.caught_up());
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+// ============================================================== backpressure
+
+TEST_CASE("pipeline: the memory cap pauses partitions and resumes them", "[pipeline][unit]") {
+  Env env;
+  env.produce(200);
+  auto cfg = env.config();
+  cfg.epoch_interval = 1h;
+  cfg.write_chunk_bytes = 1 << 20;  // rows stay pending in the daemon
+  cfg.memory_cap_bytes = 4000;
+  Runner run(env, cfg);
+  REQUIRE(run.wait_for([&] { return env.source.stats().resumes >= 1 && env.all_fetched(); }));
+  auto r = run.stop();
+  CHECK_FALSE(r.error);
+  auto st = env.source.stats();
+  CHECK(st.pauses >= 1);
+  CHECK(st.resumes >= 1);
+  CHECK(run.metrics.epochs_committed >= 2);  // the cap ended epochs although the timer never fired
+  CHECK(env.caught_up());
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+TEST_CASE("pipeline: the per-database open-transaction budget is never exceeded", "[pipeline][unit]") {
+  Env env;
+  env.produce(300);
+  auto cfg = env.config();
+  cfg.open_txn_budget_per_db = 2;  // 4 tables, one database
+  cfg.epoch_interval = 1h;
+  Runner run(env, cfg);
+  REQUIRE(run.wait_for([&] { return env.all_fetched(); }));
+  auto r = run.stop();
+  INFO(err_text(r));
+  CHECK_FALSE(r.error);
+  CHECK(env.doris.stats().max_open_per_db.at("shop") <= 2);
+  CHECK(run.metrics.epochs_committed >= 2);
+  CHECK(env.caught_up());
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+// ============================================================== shutdown
+
+TEST_CASE("pipeline: graceful shutdown commits the open epoch", "[pipeline][unit]") {
+  Env env;
+  env.produce(120);
+  auto cfg = env.config();
+  cfg.epoch_interval = 1h;
+  Runner run(env, cfg);
+  REQUIRE(run.wait_for([&] { return env.all_fetched(); }));
+  CHECK_FALSE(env.store.latest());  // nothing ended an epoch yet
+  auto r = run.stop();
+  CHECK_FALSE(r.error);
+  CHECK(run.metrics.epochs_committed == 1);
+  CHECK(env.caught_up());
+  CHECK(env.source.closed());
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
