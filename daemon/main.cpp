@@ -272,8 +272,7 @@ int cmd_check(const Args& a) {
     auto one = cfg.doris;
     one.fe_urls = {fe};
     auto client = doris::make_client(one);
-    auto r = client->sql("information_schema", "SHOW TABLES");
-    if (auto* err = std::get_if<doris::DorisError>(&r)) {
+    if (auto err = client->health()) {
       std::cout << "doris FE " << fe << ": FAILED: " << err->what() << "\n";
       ++problems;
     } else {

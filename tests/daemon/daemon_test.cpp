@@ -134,6 +134,7 @@ TEST_CASE("daemon: admin endpoints during a real run; /readyz follows Doris; the
   wo.server = "dtest";
   wo.db = "shop";
   wo.tables = 2;
+  wo.partitions = 2;
   wo.format = workload::Format::Schema;
   workload::Generator gen(wo);
   emu.sql("", "CREATE DATABASE shop");
@@ -219,7 +220,7 @@ TEST_CASE("daemon: admin endpoints during a real run; /readyz follows Doris; the
   daemon.reset();
   auto show = run_cli({"state", "show", "--config", (dir / "cfg.yaml").string()}, dir, env);
   CHECK(show.status == 0);
-  CHECK_THAT(show.output, Catch::Contains("\"state\":\"committed\""));
+  CHECK_THAT(show.output, Catch::Contains("\"state\":\"COMMITTED\""));
   everything += show.output;
   auto check = run_cli({"check", "--connect", "--config", (dir / "cfg.yaml").string()}, dir, env);
   CHECK(check.status == 0);

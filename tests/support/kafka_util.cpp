@@ -13,10 +13,26 @@ namespace {
 using Handle = std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)>;
 using TopicPartitions = std::unique_ptr<rd_kafka_topic_partition_list_t, decltype(&rd_kafka_topic_partition_list_destroy)>;
 
+// Delivery failures of the current produce() call (one producer per call).
+struct DeliveryState {
+  std::atomic<long> failed{0};
+  std::string first_error;
+};
+
+void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+  if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR || opaque == nullptr) return;
+  auto* st = static_cast<DeliveryState*>(opaque);
+  if (st->failed++ == 0) st->first_error = rd_kafka_err2str(m->err);
+}
+
 Handle make_handle(rd_kafka_type_t type, const std::string& bootstrap,
-                   std::vector<std::pair<std::string, std::string>> extra = {}) {
+                   std::vector<std::pair<std::string, std::string>> extra = {}, DeliveryState* delivery = nullptr) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (delivery != nullptr) {
+    rd_kafka_conf_set_dr_msg_cb(conf, &on_delivery);
+    rd_kafka_conf_set_opaque(conf, delivery);
+  }
   extra.insert(extra.begin(), {"bootstrap.servers", bootstrap});
   extra.emplace_back("log_level", "3");
   for (const auto& [k, v] : extra) {
@@ -103,8 +119,10 @@ void create_topic(const std::string& bootstrap, const std::string& topic, int pa
 
 void produce(const std::string& bootstrap, const std::string& topic, const std::vector<TestRecord>& records,
              std::chrono::milliseconds flush_timeout) {
+  DeliveryState delivery;
   Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap,
-                          {{"enable.idempotence", "true"}, {"linger.ms", "5"}, {"queue.buffering.max.kbytes", "1048576"}});
+                          {{"enable.idempotence", "true"}, {"linger.ms", "5"}, {"queue.buffering.max.kbytes", "1048576"}},
+                          &delivery);
   for (const auto& r : records) {
     rd_kafka_headers_t* hdrs = nullptr;
     if (!r.headers.empty()) {
@@ -136,6 +154,11 @@ void produce(const std::string& bootstrap, const std::string& topic, const std::
   }
   rd_kafka_resp_err_t e = rd_kafka_flush(rk.get(), static_cast<int>(flush_timeout.count()));
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(std::string("flush: ") + rd_kafka_err2str(e));
+  // A record that cannot be delivered (e.g. to a partition the topic does not
+  // have) fails only in its delivery report, never in flush().
+  if (delivery.failed > 0)
+    throw std::runtime_error("produce to " + topic + ": " + std::to_string(delivery.failed.load()) +
+                             " record(s) not delivered: " + delivery.first_error);
   // Idempotent producer: a delivery failure would surface as a fatal error.
   char errstr[512];
   if (rd_kafka_fatal_error(rk.get(), errstr, sizeof errstr) != RD_KAFKA_RESP_ERR_NO_ERROR)
