@@ -474,7 +474,7 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
         for (int i = t.frac; i < 6; ++i) div *= 10;
         us = us / div * div;  // truncation to the declared precision
         if (t.frac > 0) {
-          char f[8];
+          char f[24];  // room for any int64 (GCC checks the format against the type, not the value range)
           std::snprintf(f, sizeof f, "%06lld", static_cast<long long>(us));
           out->push_back('.');
           out->append(f, static_cast<size_t>(t.frac));
