@@ -116,6 +116,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   enum class Who { Open, Closing, Replay };
   enum class LostCheck { Committed, Lost, Retry };
 
+  kafka::OffsetMap assign_partitions(const std::vector<TopicPartition>& added);
+  void revoke_partitions(const std::vector<TopicPartition>& revoked, bool lost);
   // --- recovery
   void recover();
   void abort_lingering();
@@ -190,6 +192,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::optional<Error> failure_;  // what the next failure event is about
   std::optional<Clock::time_point> stop_deadline_;  // set once the stop request is seen
   bool closing_source_ = false;  // inside the final source.close()
+  std::optional<Error> deferred_stop_;  // raised inside a rebalance callback
+  kafka::OffsetMap group_offsets_pending_;  // committed during recovery, before subscribe
   std::string failure_reason_;
 };
 
@@ -307,7 +311,31 @@ void Pipeline::Impl::abort_lingering() {
 
 // ============================================================== rebalance
 
+// The rebalance callbacks run inside librdkafka's C frames (source.poll()):
+// nothing may unwind through them. A stop raised inside is kept and re-thrown
+// by the run loop once poll() returned.
 kafka::OffsetMap Pipeline::Impl::on_assign(const std::vector<TopicPartition>& added) {
+  try {
+    return assign_partitions(added);
+  } catch (const FatalStop& f) {
+    if (!deferred_stop_) deferred_stop_ = f.error;
+  } catch (const state::StateError& e) {
+    if (!deferred_stop_) deferred_stop_ = e.to_error();
+  }
+  return {};
+}
+
+void Pipeline::Impl::on_revoke(const std::vector<TopicPartition>& revoked, bool lost) {
+  try {
+    revoke_partitions(revoked, lost);
+  } catch (const FatalStop& f) {
+    if (!deferred_stop_) deferred_stop_ = f.error;
+  } catch (const state::StateError& e) {
+    if (!deferred_stop_) deferred_stop_ = e.to_error();
+  }
+}
+
+kafka::OffsetMap Pipeline::Impl::assign_partitions(const std::vector<TopicPartition>& added) {
   kafka::OffsetMap out;
   for (const auto& tp : added) {
     if (replay_) {
@@ -336,7 +364,7 @@ kafka::OffsetMap Pipeline::Impl::on_assign(const std::vector<TopicPartition>& ad
   return out;
 }
 
-void Pipeline::Impl::on_revoke(const std::vector<TopicPartition>& revoked, bool lost) {
+void Pipeline::Impl::revoke_partitions(const std::vector<TopicPartition>& revoked, bool lost) {
   log_->info("{} {} partition(s)", lost ? "lost" : "revoking", revoked.size());
   // The final revoke of source.close() ends nothing: shutdown() already ended
   // the epoch (or ran out of time), and after a fatal error the open epoch
@@ -379,6 +407,16 @@ RunResult Pipeline::Impl::run() {
     deps_.metrics.set_phase(to_string(Phase::Open));
     while (!stop_.load()) {
       auto polled = deps_.source.poll(cfg_.poll_timeout, cfg_.poll_max_messages);
+      if (deferred_stop_) throw FatalStop{*deferred_stop_};
+      if (!group_offsets_pending_.empty() && !pos_.empty()) {
+        kafka::OffsetMap mine;
+        for (const auto& [tp, off] : group_offsets_pending_)
+          if (pos_.count(tp)) mine[tp] = off;
+        if (!mine.empty())
+          if (auto err = deps_.source.commit(mine, "cdc2doris recovery"))
+            log_->warn("committing recovered offsets to the consumer group failed: {}", err->what());
+        group_offsets_pending_.clear();
+      }
       for (const auto& e : polled.transient) {
         log_->warn("kafka: {}", e.what());
         deps_.metrics.kafka_error_unix_ms = unix_ms();
@@ -987,9 +1025,14 @@ void Pipeline::Impl::commit_offsets(const ClosingEpoch& c) {
   CDC2DORIS_CRASH_POINT("before_offset_commit");
   // The group's offsets serve lag tools and a consumer without our state; the
   // RocksDB record is what recovery trusts, so a failure is only logged.
-  if (!offsets.empty() && subscribed_)
+  if (!offsets.empty() && !subscribed_) {
+    // Rolled forward during recovery, before the consumer joined its group:
+    // sent once the first partitions are assigned.
+    for (const auto& [tp, off] : offsets) group_offsets_pending_[tp] = off;
+  } else if (!offsets.empty()) {
     if (auto err = deps_.source.commit(offsets, "cdc2doris epoch " + std::to_string(c.record.epoch)))
       log_->warn("committing offsets of epoch {} to the consumer group failed: {}", c.record.epoch, err->what());
+  }
   CDC2DORIS_CRASH_POINT("after_offset_commit");
   publish_partitions();
 }
