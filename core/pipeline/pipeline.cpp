@@ -941,12 +941,14 @@ void Pipeline::Impl::drive_closing(bool block) {
     }
     bool retry = false;
     for (auto it = c.inflight.begin(); it != c.inflight.end();) {
-      auto& [idx, fut] = *it;
-      if (!block && fut.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      if (!block && it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
         ++it;
         continue;
       }
-      doris::TxnResult res = fut.get();
+      // Copied before the erase: a reference into the vector would then name
+      // the next element (this once marked the wrong txn committed).
+      const size_t idx = it->first;
+      doris::TxnResult res = it->second.get();
       it = c.inflight.erase(it);
       auto& txn = c.record.txns[idx];
       if (auto* err = std::get_if<doris::DorisError>(&res)) {
