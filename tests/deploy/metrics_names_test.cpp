@@ -125,7 +125,7 @@ std::set<std::string> label_names_in(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("dashboard and alert rules use only exported metrics; promtool accepts the exposition") {
+TEST_CASE("deploy: dashboard and alert rules use only exported metrics, and promtool accepts the exposition") {
   cdc2doris::pipeline::Metrics m;
   m.records_consumed += 120;
   m.bytes_consumed += 64000;
@@ -198,7 +198,7 @@ TEST_CASE("dashboard and alert rules use only exported metrics; promtool accepts
   }
 }
 
-TEST_CASE("the name cross-check notices a metric the daemon does not export") {
+TEST_CASE("deploy: the name cross-check notices a metric the daemon does not export") {
   // Guards the check above against matching nothing.
   const auto used = metric_names_in(R"({"expr": "rate(cdc2doris_rows_loaded_total[5m]) + cdc2doris_no_such_thing"})");
   CHECK(used == std::set<std::string>{"cdc2doris_rows_loaded_total", "cdc2doris_no_such_thing"});
