@@ -175,11 +175,13 @@ int cmd_produce(const Args& a) {
     key_bytes += r.key.size();
     if (r.value) value_bytes += r.value->size();
     else ++tombstones;
+    void* vptr = r.value ? static_cast<void*>(r.value->data()) : nullptr;
+    const size_t vlen = r.value ? r.value->size() : 0;
     for (;;) {
       rd_kafka_resp_err_t e = rd_kafka_producev(
           rk.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(r.partition),
           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(r.key.data(), r.key.size()),
-          RD_KAFKA_V_VALUE(r.value ? const_cast<char*>(r.value->data()) : nullptr, r.value ? r.value->size() : 0),
+          RD_KAFKA_V_VALUE(vptr, vlen),
           RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) throw std::runtime_error(std::string("produce: ") + rd_kafka_err2str(e));
