@@ -67,8 +67,9 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"delivery.epoch_max_bytes", "size", "2GiB", "An epoch also ends when one table's load reaches this size."},
     {"delivery.epoch_max_rows", "integer", "10000000", "... or this many rows."},
     {"delivery.memory_cap", "size", "256MiB", "Rows buffered in the daemon; Kafka partitions pause above it."},
-    {"delivery.open_transaction_budget", "integer", "80",
-     "Open + pre-committed txns per Doris database (keep below `max_running_txn_num_per_db`)."},
+    {"delivery.open_transaction_budget", "integer", "800",
+     "Open + pre-committed txns per Doris database; keep it below `max_running_txn_num_per_db` (1000 on Doris "
+     "2.1/3.0; on 2.0 and older the limit is 100: set 80). With more active tables than this, epochs end early."},
     {"delivery.bad_records", "enum(fail|skip|dead_letter)", "fail",
      "What a record that cannot be decoded does: stop the daemon, skip it (logged, counted), or copy it to "
      "`dead_letter_topic`."},

@@ -39,8 +39,9 @@ struct PipelineConfig {
   // Rows buffered in the daemon (not yet on the wire); partitions are paused above it.
   uint64_t memory_cap_bytes = 256ull << 20;
   // Concurrently open (or pre-committed, not yet committed) txns per Doris
-  // database; below Doris' max_running_txn_num_per_db (100 on 2.0).
-  int open_txn_budget_per_db = 80;
+  // database; below Doris' max_running_txn_num_per_db (1000 on 2.1/3.0;
+  // Doris 2.0 and older allow 100: set 80 there).
+  int open_txn_budget_per_db = 800;
   BadRecordPolicy bad_record_policy = BadRecordPolicy::Fail;
   std::string dead_letter_topic;
   std::chrono::milliseconds shutdown_deadline{30'000};

@@ -48,7 +48,7 @@ TEST_CASE("config: a minimal file gets the documented defaults", "[config]") {
   CHECK(c.delivery.label_prefix == "cdc2doris");
   CHECK(c.delivery.epoch_interval == std::chrono::seconds(10));
   CHECK(c.delivery.bad_record_policy == pipeline::BadRecordPolicy::Fail);
-  CHECK(c.delivery.open_txn_budget_per_db == 80);
+  CHECK(c.delivery.open_txn_budget_per_db == 800);
   CHECK(c.state_dir == "/var/lib/cdc2doris");
   CHECK(c.admin_listen == "127.0.0.1:8080");
   CHECK(c.target_template == "{db}.{table}");

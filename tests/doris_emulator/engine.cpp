@@ -298,10 +298,15 @@ Txn* Engine::find_txn(int64_t id) {
 
 int64_t Engine::running_txns(const Database& db) const {
   int64_t n = 0;
-  for (auto& [id, t] : txns_)
-    if (t.db == db.name && (t.state == TxnState::Prepare || t.state == TxnState::Precommitted ||
-                            t.state == TxnState::Committed))
-      ++n;
+  for (auto it = live_txns_.begin(); it != live_txns_.end();) {
+    auto t = txns_.find(*it);
+    if (t == txns_.end() || t->second.state == TxnState::Visible || t->second.state == TxnState::Aborted) {
+      it = live_txns_.erase(it);
+      continue;
+    }
+    if (t->second.db == db.name) ++n;
+    ++it;
+  }
   return n;
 }
 
@@ -416,6 +421,7 @@ void Engine::replay(std::string_view rec) {
       t.be = static_cast<int>(r.i64());
       next_txn_id_ = std::max(next_txn_id_, t.id + 1);
       if (auto* d = find_db(t.db)) d->labels[t.label].push_back(t.id);
+      live_txns_.insert(t.id);
       txns_[t.id] = std::move(t);
       break;
     }
@@ -584,8 +590,15 @@ void Engine::forget_txn(int64_t id) {
 }
 
 void Engine::tick(int64_t now) {
-  std::vector<int64_t> forget;
-  for (auto& [id, t] : txns_) {
+  // Running txns: timeouts and publish.
+  const std::vector<int64_t> live(live_txns_.begin(), live_txns_.end());
+  for (int64_t id : live) {
+    auto it = txns_.find(id);
+    if (it == txns_.end()) {
+      live_txns_.erase(id);
+      continue;
+    }
+    Txn& t = it->second;
     switch (t.state) {
       case TxnState::Prepare:
         if (now - t.begin_ms > t.timeout_s * 1000) abort_txn(t, "timeout by txn manager");
@@ -598,10 +611,18 @@ void Engine::tick(int64_t now) {
         break;
       case TxnState::Visible:
       case TxnState::Aborted:
-        if (now - t.finish_ms > cfg_.label_retention_s * 1000) forget.push_back(id);
         break;
     }
+    if (t.state == TxnState::Visible || t.state == TxnState::Aborted) live_txns_.erase(id);
   }
+  // Label retention: a full scan, but at most once a second.
+  if (now - last_retention_scan_ms_ < 1000 && last_retention_scan_ms_ != 0) return;
+  last_retention_scan_ms_ = now;
+  std::vector<int64_t> forget;
+  for (auto& [id, t] : txns_)
+    if ((t.state == TxnState::Visible || t.state == TxnState::Aborted) &&
+        now - t.finish_ms > cfg_.label_retention_s * 1000)
+      forget.push_back(id);
   for (auto id : forget) forget_txn(id);
 }
 
@@ -1522,6 +1543,7 @@ std::unique_ptr<Load> Engine::start_load(const LoadRequest& req, Reply* early) {
     wal_write(r, false);
   }
   db->labels[label].push_back(txn.id);
+  live_txns_.insert(txn.id);
   Txn& t = txns_[txn.id] = std::move(txn);
   LoadReply base;
   base.txn_id = t.id;

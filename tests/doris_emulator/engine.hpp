@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -247,6 +248,12 @@ class Engine {
   Config cfg_;
   std::map<std::string, std::unique_ptr<Database>> dbs_;
   std::map<int64_t, Txn> txns_;
+  // Ids of txns that may still be running (PREPARE/PRECOMMITTED/COMMITTED).
+  // States only move forward, so a txn found final is dropped for good; this
+  // keeps the running-txn count and the housekeeping tick proportional to the
+  // live txns instead of every txn ever begun (which made them quadratic).
+  mutable std::set<int64_t> live_txns_;
+  int64_t last_retention_scan_ms_ = 0;
   int64_t next_txn_id_ = 1001;
   int64_t next_db_id_ = 10001;
   int64_t next_table_id_ = 20001;
