@@ -21,27 +21,6 @@ namespace {
 
 // ---- value formatting (own code, independent of the decoder) ----
 
-void put_string(std::string_view s, std::string& out) {
-  static const char hex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(ch);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20) {
-      out += "\\u00";
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 15]);
-    } else {
-      out.push_back(ch);
-    }
-  }
-  out.push_back('"');
-}
-
 std::string fmt_micros(int64_t us) {
   using namespace std::chrono;
   std::string s = date::format("%F %T", date::sys_time<microseconds>{microseconds{us}});

@@ -12,29 +12,6 @@ namespace cdc2doris::workload {
 
 namespace {
 
-// JSON string escaping for the wire (the decoder copies string tokens
-// verbatim, so model and wire share the escaped form).
-void put_string(std::string_view s, std::string& out) {
-  static const char hex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(ch);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20) {
-      out += "\\u00";
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 15]);
-    } else {
-      out.push_back(ch);
-    }
-  }
-  out.push_back('"');
-}
-
 std::string strip_zero_fraction(std::string s) {
   if (s.size() > 7 && s.compare(s.size() - 7, 7, ".000000") == 0) s.resize(s.size() - 7);
   return s;
@@ -428,6 +405,29 @@ decode::DecoderOptions Generator::decoder_options() const {
     };
   }
   return o;
+}
+
+// JSON string escaping for the wire (the decoder copies string tokens
+// verbatim, so model and wire share the escaped form).
+void put_string(std::string_view s, std::string& out) {
+  static const char hex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(ch);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20) {
+      out += "\\u00";
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    } else {
+      out.push_back(ch);
+    }
+  }
+  out.push_back('"');
 }
 
 }  // namespace cdc2doris::workload

@@ -122,6 +122,9 @@ class Generator {
   int snapshot_done_ = 0;
 };
 
+// Appends `s` as a JSON string literal (quotes, escapes) — the generators'
+// own formatting, independent of the decoder's.
+void put_string(std::string_view s, std::string& out);
 // Removes the trailing `,"__DORIS_DELETE_SIGN__":N` of a decoder row.
 std::string strip_delete_sign(std::string_view row_json);
 // The partition function used for records (fnv1a-64 of the key bytes % n).
