@@ -37,21 +37,6 @@ std::string fmt_amount(int64_t unscaled) {
   return s;
 }
 
-// Minimal big-endian two's complement, as Kafka Connect's Decimal writes it.
-std::string twos_complement(int64_t v) {
-  std::string bytes;
-  for (int i = 7; i >= 0; --i) bytes.push_back(static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xFF));
-  while (bytes.size() > 1) {
-    const auto b0 = static_cast<unsigned char>(bytes[0]);
-    const auto b1 = static_cast<unsigned char>(bytes[1]);
-    if ((b0 == 0x00 && !(b1 & 0x80)) || (b0 == 0xFF && (b1 & 0x80))) {
-      bytes.erase(0, 1);
-    } else {
-      break;
-    }
-  }
-  return bytes;
-}
 
 const char* kStatuses[] = {"new", "paid", "shipped", "cancelled"};
 const char* kSources[] = {"web", "app", "store", "partner"};
@@ -428,6 +413,22 @@ void put_string(std::string_view s, std::string& out) {
     }
   }
   out.push_back('"');
+}
+
+// Minimal big-endian two's complement, as Kafka Connect's Decimal writes it.
+std::string twos_complement(int64_t v) {
+  std::string bytes;
+  for (int i = 7; i >= 0; --i) bytes.push_back(static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xFF));
+  while (bytes.size() > 1) {
+    const auto b0 = static_cast<unsigned char>(bytes[0]);
+    const auto b1 = static_cast<unsigned char>(bytes[1]);
+    if ((b0 == 0x00 && !(b1 & 0x80)) || (b0 == 0xFF && (b1 & 0x80))) {
+      bytes.erase(0, 1);
+    } else {
+      break;
+    }
+  }
+  return bytes;
 }
 
 }  // namespace cdc2doris::workload

@@ -125,6 +125,8 @@ class Generator {
 // Appends `s` as a JSON string literal (quotes, escapes) — the generators'
 // own formatting, independent of the decoder's.
 void put_string(std::string_view s, std::string& out);
+// Minimal big-endian two's complement of v, as Kafka Connect's Decimal writes it.
+std::string twos_complement(int64_t v);
 // Removes the trailing `,"__DORIS_DELETE_SIGN__":N` of a decoder row.
 std::string strip_delete_sign(std::string_view row_json);
 // The partition function used for records (fnv1a-64 of the key bytes % n).
