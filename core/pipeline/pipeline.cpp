@@ -193,7 +193,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::optional<Clock::time_point> stop_deadline_;  // set once the stop request is seen
   bool closing_source_ = false;  // inside the final source.close()
   std::optional<Error> deferred_stop_;  // raised inside a rebalance callback
-  kafka::OffsetMap group_offsets_pending_;  // committed during recovery, before subscribe
+  kafka::OffsetMap group_offsets_pending_;
+  Clock::time_point last_publish_{};  // committed during recovery, before subscribe
   std::string failure_reason_;
 };
 
@@ -447,6 +448,11 @@ RunResult Pipeline::Impl::run() {
       drive_closing(/*block=*/false);
       if (!replay_ && should_end_epoch()) end_open_epoch(open_.end_requested ? "size" : "interval");
       apply_memory_cap();
+      // Positions and lag for /status and /metrics, at most once a second.
+      if (Clock::now() - last_publish_ >= std::chrono::seconds(1)) {
+        publish_partitions();
+        last_publish_ = Clock::now();
+      }
     }
     shutdown(result);
   } catch (const FatalStop& f) {
@@ -1017,6 +1023,8 @@ void Pipeline::Impl::mark_committed(ClosingEpoch& c) {
   ++deps_.metrics.epochs_committed;
   deps_.metrics.observe_commit_latency(std::chrono::duration<double>(Clock::now() - c.committing_since).count());
   for (const auto& p : c.record.partitions) committed_[{p.topic, p.partition}] = p.end_offset;
+  // Partitions first: whoever sees the new epoch number in /status sees its offsets.
+  publish_partitions();
   deps_.metrics.set_epochs(open_.epoch, last_committed_epoch_);
   log_->debug("epoch {} committed ({} txn(s))", c.record.epoch, c.record.txns.size());
 }
