@@ -169,7 +169,10 @@ TEST_CASE("daemon: admin endpoints during a real run; /readyz follows Doris; the
   std::string status;
   while (std::chrono::steady_clock::now() < deadline) {
     status = emu.http("GET", admin, "/status").body;
+    // Every record consumed and both tables loaded (an epoch may hold one table only).
     if (status.find("\"records_consumed\":2000") != std::string::npos &&
+        status.find("\"shop.orders_0\":{\"rows\"") != std::string::npos &&
+        status.find("\"shop.orders_1\":{\"rows\"") != std::string::npos &&
         status.find("\"last_committed_epoch\":0") == std::string::npos)
       break;
     std::this_thread::sleep_for(200ms);
