@@ -2,7 +2,7 @@
 // c/u/d mix, ~600-byte schemaless MySQL records), for the plain, schema and
 // flattened formats, next to a bare simdjson On-Demand pass that only
 // extracts `after` and emits it as a JSON line (same process, same data).
-//   bench-decode [--records N] [--seconds S]
+//   bench-decode [--records N] [--seconds S] [--format plain|schema|flattened]
 // Prints a table and one JSON summary line (prefix "BENCH_JSON ").
 #include <simdjson.h>
 
@@ -160,15 +160,18 @@ double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seco
 int main(int argc, char** argv) {
   size_t records = 40000;
   double seconds = 2.0;
+  std::string only;  // one format (for profiling); all three by default
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--records") records = std::stoul(argv[i + 1]);
     else if (a == "--seconds") seconds = std::stod(argv[i + 1]);
+    else if (a == "--format") only = argv[i + 1];
   }
   std::string json = "{\"bench\":\"decode\",\"results\":[";
   std::printf("%-10s %8s %12s %12s %14s %10s\n", "format", "avg_B", "decoder_MB/s", "records/s", "baseline_MB/s", "ratio");
   bool first = true;
   for (auto f : {workload::Format::Plain, workload::Format::Schema, workload::Format::Flattened}) {
+    if (!only.empty() && only != workload::to_string(f)) continue;
     Corpus c = make(f, f == workload::Format::Plain ? records : records / 4);
     workload::Generator g([&] {
       workload::Options o;

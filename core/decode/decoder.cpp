@@ -3,6 +3,8 @@
 #include <date/tz.h>
 #include <simdjson.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <stdexcept>
 #include <unordered_map>
@@ -207,6 +209,7 @@ struct Decoder::Impl {
   DecoderOptions opt;
   const date::time_zone* zone = nullptr;
   sj::parser parser;
+  sj::document payload_doc;  // the record's payload, indexed once by scan_payload()
   sj::parser aux_parser;  // embedded JSON (io.debezium.data.Json) while the row doc is live
   std::string buf, keybuf, auxbuf;
   std::string scratch, scratch2;
@@ -281,18 +284,62 @@ struct Decoder::Impl {
     return p;
   }
 
-  // Records the path of the innermost field when a simdjson exception
-  // unwinds through it, so parser errors name the field like ours do.
-  std::string error_path;
-  struct PathGuard {
-    Impl* impl;
-    int uncaught;
-    PathGuard(Impl* i, std::string_view s) : impl(i), uncaught(std::uncaught_exceptions()) { impl->path.push_back(s); }
-    ~PathGuard() {
-      if (std::uncaught_exceptions() > uncaught && impl->error_path.empty()) impl->error_path = impl->current_path();
-      impl->path.pop_back();
+  // One nesting level of `path`. Deliberately not RAII: when a simdjson error
+  // unwinds the stack, the path must still name the innermost field for the
+  // error message, so a level is trimmed only when its loop moves on to the
+  // next field or ends normally (each decoding phase starts from
+  // path.clear()). Cheaper than asking std::uncaught_exceptions() per field.
+  struct PathLevel {
+    std::vector<std::string_view>& path;
+    size_t base;
+    explicit PathLevel(std::vector<std::string_view>& p) : path(p), base(p.size()) {}
+    void enter(std::string_view s) {
+      path.resize(base);
+      path.push_back(s);
     }
+    void leave() { path.resize(base); }
   };
+
+  // A field's key as written in the input when it holds no escape or control
+  // character (Debezium column names never do): no copy into simdjson's
+  // string buffer, and it can be written out again verbatim. `raw` false: it
+  // was unescaped and must go through append_json_string on output.
+  struct Key {
+    std::string_view text;
+    bool raw = true;
+  };
+  Key key_of(sj::field& f, sj::value& v) {
+    const char* b = f.key().raw();
+    const char* limit = v.raw_json_token().data();
+    if (limit > b) {
+      const auto* q = static_cast<const char*>(std::memchr(b, '"', static_cast<size_t>(limit - b)));
+      if (q != nullptr) {
+        bool plain = true;
+        for (const char* c = b; c < q && plain; ++c) plain = *c != '\\' && static_cast<unsigned char>(*c) >= 0x20;
+        if (plain) return Key{std::string_view(b, static_cast<size_t>(q - b)), true};
+      }
+    }
+    std::string_view k;
+    if (f.unescaped_key().get(k) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an object key");
+    return Key{k, false};
+  }
+  // The next field of an object. A framing error (a stray comma) is reported
+  // at the object's path, not at the previous field's.
+  static sj::field take_field(simdjson::simdjson_result<sj::field>&& r, PathLevel& level) {
+    level.leave();
+    sj::field f;
+    if (auto e = std::move(r).get(f); e != simdjson::SUCCESS) throw simdjson::simdjson_error(e);
+    return f;
+  }
+  static void append_key(const Key& k, std::string& out) {
+    if (k.raw) {
+      out.push_back('"');
+      out.append(k.text);
+      out.push_back('"');
+    } else {
+      append_json_string(k.text, out);
+    }
+  }
 
   // ---------------------------------------------------------------- parsing
 
@@ -395,19 +442,20 @@ struct Decoder::Impl {
         sj::object obj;
         if (v.get_object().get(obj) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an object");
         bool first = true;
-        for (auto f : obj) {
-          std::string_view key;
-          if (f.unescaped_key().get(key) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an object key");
-          PathGuard g(this, key);
+        PathLevel level(path);
+        for (auto res : obj) {
+          sj::field f = take_field(std::move(res), level);
+          sj::value& child = f.value();
+          const Key key = key_of(f, child);
+          level.enter(key.text);
           if (!first) out.push_back(',');
           first = false;
-          append_json_string(key, out);
+          append_key(key, out);
           out.push_back(':');
-          sj::value child;
-          if (f.value().get(child) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "a value");
           bool child_toast = false;
           emit_generic(child, out, depth + 1, child_toast);
         }
+        level.leave();
         out.push_back('}');
         if (is_toast_compact(std::string_view(out).substr(mark))) toast = true;
         schemaless_variable_scale_decimal(out, mark);
@@ -419,7 +467,8 @@ struct Decoder::Impl {
         sj::array arr;
         if (v.get_array().get(arr) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an array");
         bool first = true;
-        PathGuard g(this, "[]");
+        PathLevel level(path);
+        level.enter("[]");
         for (auto item : arr) {
           sj::value child;
           if (item.get(child) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an array element");
@@ -428,6 +477,7 @@ struct Decoder::Impl {
           bool child_toast = false;
           emit_generic(child, out, depth + 1, child_toast);
         }
+        level.leave();
         out.push_back(']');
         if (is_toast_compact(std::string_view(out).substr(mark))) toast = true;
         return;
@@ -500,19 +550,20 @@ struct Decoder::Impl {
     out.push_back('{');
     bool first = true;
     size_t hint = 0;
-    for (auto f : obj) {
-      std::string_view key;
-      if (f.unescaped_key().get(key) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an object key");
-      PathGuard g(this, key);
+    PathLevel level(path);
+    for (auto res : obj) {
+      sj::field f = take_field(std::move(res), level);
+      sj::value& child = f.value();
+      const Key key = key_of(f, child);
+      level.enter(key.text);
       if (!first) out.push_back(',');
       first = false;
-      append_json_string(key, out);
+      append_key(key, out);
       out.push_back(':');
-      sj::value child;
-      if (f.value().get(child) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "a value");
       bool t = false;
-      emit_typed(child, node.find(key, hint), out, depth + 1, t);
+      emit_typed(child, node.find(key.text, hint), out, depth + 1, t);
     }
+    level.leave();
     out.push_back('}');
   }
 
@@ -522,12 +573,12 @@ struct Decoder::Impl {
     std::optional<int64_t> scale;
     std::string_view value_b64;
     bool have_value = false;
-    for (auto f : obj) {
-      std::string_view key;
-      if (f.unescaped_key().get(key) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an object key");
-      PathGuard g(this, key);
-      sj::value child;
-      if (f.value().get(child) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "a value");
+    PathLevel level(path);
+    for (auto res : obj) {
+      sj::field f = take_field(std::move(res), level);
+      sj::value& child = f.value();
+      const std::string_view key = key_of(f, child).text;
+      level.enter(key);
       if (key == "scale") {
         int64_t s;
         if (!parse_int64(number_token(child), s) || s < -1000 || s > 1000) fail(DecodeErrorCode::TypeMismatch, "an int32 scale");
@@ -547,12 +598,12 @@ struct Decoder::Impl {
     sj::object obj;
     if (v.get_object().get(obj) != simdjson::SUCCESS) fail(DecodeErrorCode::TypeMismatch, "a geometry struct");
     std::string_view x, y, wkb;
-    for (auto f : obj) {
-      std::string_view key;
-      if (f.unescaped_key().get(key) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an object key");
-      PathGuard g(this, key);
-      sj::value child;
-      if (f.value().get(child) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "a value");
+    PathLevel level(path);
+    for (auto res : obj) {
+      sj::field f = take_field(std::move(res), level);
+      sj::value& child = f.value();
+      const std::string_view key = key_of(f, child).text;
+      level.enter(key);
       auto t = type_of(child);
       if (t == sj::json_type::null) continue;
       if (key == "wkb") {
@@ -565,6 +616,7 @@ struct Decoder::Impl {
         y = number_token(child);
       }
     }
+    level.leave();
     if (!wkb.empty()) {
       if (!base64_decode(wkb, scratch2)) fail(DecodeErrorCode::TypeMismatch, "WKB as base64 bytes");
       out.push_back('"');
@@ -589,9 +641,11 @@ struct Decoder::Impl {
     auxbuf.assign("[");
     auxbuf.append(text);
     auxbuf.push_back(']');
+    const size_t base = path.size();
     try {
       emit_json_document(out, depth);
     } catch (const simdjson::simdjson_error& e) {
+      path.resize(base);  // the error is the column's: its text is not JSON
       fail(DecodeErrorCode::TypeMismatch, "JSON text in an io.debezium.data.Json string", e.what());
     } catch (Failure& f) {
       // Bad JSON inside the string is a value that contradicts its type.
@@ -770,7 +824,8 @@ struct Decoder::Impl {
         if (v.get_array().get(arr) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an array");
         out.push_back('[');
         bool first = true;
-        PathGuard g(this, "[]");
+        PathLevel level(path);
+        level.enter("[]");
         for (auto item : arr) {
           sj::value child;
           if (item.get(child) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an array element");
@@ -779,6 +834,7 @@ struct Decoder::Impl {
           bool ct = false;
           emit_typed(child, node->items.get(), out, depth + 1, ct);
         }
+        level.leave();
         out.push_back(']');
         if (is_toast_compact(std::string_view(out).substr(mark))) toast = true;
         return;
@@ -790,19 +846,20 @@ struct Decoder::Impl {
           if (v.get_object().get(obj) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an object");
           out.push_back('{');
           bool first = true;
-          for (auto f : obj) {
-            std::string_view key;
-            if (f.unescaped_key().get(key) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an object key");
-            PathGuard g(this, key);
+          PathLevel level(path);
+          for (auto res : obj) {
+            sj::field f = take_field(std::move(res), level);
+            sj::value& child = f.value();
+            const Key key = key_of(f, child);
+            level.enter(key.text);
             if (!first) out.push_back(',');
             first = false;
-            append_json_string(key, out);
+            append_key(key, out);
             out.push_back(':');
-            sj::value child;
-            if (f.value().get(child) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "a value");
             bool ct = false;
             emit_typed(child, node->values.get(), out, depth + 1, ct);
           }
+          level.leave();
           out.push_back('}');
           if (is_toast_compact(std::string_view(out).substr(mark))) toast = true;
           return;
@@ -814,38 +871,78 @@ struct Decoder::Impl {
     }
   }
 
-  // Converts the row object in `span` into `b`. `skip_prefix` drops SMT
-  // metadata fields of flattened records.
-  void convert_row(Span span, const std::string& owner, const SchemaNode* schema, RowBuild& b, std::string_view root,
-                   std::string_view skip_prefix = {}) {
-    b.clear();
-    b.present = true;
+  // Converts the row object in `span` (a document of its own: the Kafka key)
+  // into `b`.
+  void convert_row(Span span, const std::string& owner, const SchemaNode* schema, RowBuild& b, std::string_view root) {
     path.clear();
     path_root = root;
     sj::document doc = iterate(span.begin, static_cast<size_t>(span.end - span.begin), owner);
     sj::object obj = doc.get_object();
+    convert_object(obj, schema, b, {}, nullptr);
+    path.clear();
+  }
+
+  // Converts a row image of the payload scan_payload() indexed: `field`
+  // ("after", "before") of the top-level object, or the top-level object
+  // itself when empty (flattened records). Rewinding the document reuses
+  // simdjson's index of the record instead of indexing the image again.
+  void convert_image(std::string_view field, const SchemaNode* schema, RowBuild& b, std::string_view root,
+                     std::string_view skip_prefix = {}, const std::vector<std::string>* only = nullptr) {
+    path.clear();
+    path_root = root;
+    payload_doc.rewind();
+    sj::object top = payload_doc.get_object();
+    if (field.empty()) {
+      convert_object(top, schema, b, skip_prefix, only);
+      path.clear();
+      return;
+    }
+    PathLevel level(path);
+    for (auto res : top) {
+      sj::field f = take_field(std::move(res), level);
+      sj::value& v = f.value();
+      if (key_of(f, v).text != field) continue;
+      sj::object obj = v.get_object();
+      convert_object(obj, schema, b, skip_prefix, only);
+      path.clear();
+      return;
+    }
+    // scan_payload() saw the field, so this is unreachable for a document it accepted.
+    fail(DecodeErrorCode::MissingField, "\"" + std::string(field) + "\" in the change event");
+  }
+
+  // `skip_prefix` drops SMT metadata fields of flattened records; `only`
+  // limits the conversion to these columns (the key columns of a
+  // before-image, enough to detect a primary-key change).
+  void convert_object(sj::object& obj, const SchemaNode* schema, RowBuild& b, std::string_view skip_prefix,
+                      const std::vector<std::string>* only) {
+    b.clear();
+    b.present = true;
     size_t hint = 0;
-    for (auto f : obj) {
-      std::string_view key = f.unescaped_key();
-      if (!skip_prefix.empty() && key.substr(0, skip_prefix.size()) == skip_prefix) continue;
-      PathGuard g(this, key);
+    PathLevel level(path);
+    for (auto res : obj) {
+      sj::field f = take_field(std::move(res), level);
+      sj::value& v = f.value();
+      const Key key = key_of(f, v);
+      if (!skip_prefix.empty() && key.text.substr(0, skip_prefix.size()) == skip_prefix) continue;
+      if (only != nullptr && std::find(only->begin(), only->end(), key.text) == only->end()) continue;
+      level.enter(key.text);
       if (!b.body.empty()) b.body.push_back(',');
       Col c{};
       const size_t name_start = b.body.size() + 1;
-      append_json_string(key, b.body);
+      append_key(key, b.body);
       c.name_off = static_cast<uint32_t>(name_start);
       c.name_len = static_cast<uint32_t>(b.body.size() - 1 - name_start);
       b.body.push_back(':');
       c.val_off = static_cast<uint32_t>(b.body.size());
-      sj::value v = f.value();
       bool toast = false;
-      emit_typed(v, schema != nullptr ? schema->find(key, hint) : nullptr, b.body, 1, toast);
+      emit_typed(v, schema != nullptr ? schema->find(key.text, hint) : nullptr, b.body, 1, toast);
       c.val_len = static_cast<uint32_t>(b.body.size() - c.val_off);
       c.toast = toast;
       b.toast = b.toast || toast;
       b.cols.push_back(c);
     }
-    path.clear();
+    level.leave();
   }
 
   // ----------------------------------------------------------- output rows
@@ -1087,10 +1184,12 @@ struct Decoder::Impl {
     }
     sj::object obj = v.get_object();
     SourcePosition& p = c.position;
-    for (auto f : obj) {
-      std::string_view key = f.unescaped_key();
-      PathGuard g(this, key);
-      sj::value fv = f.value();
+    PathLevel level(path);
+    for (auto res : obj) {
+      sj::field f = take_field(std::move(res), level);
+      sj::value& fv = f.value();
+      const std::string_view key = key_of(f, fv).text;
+      level.enter(key);
       if (key == "db") assign_text(fv, c.db);
       else if (key == "schema") assign_text(fv, c.schema);
       else if (key == "table" || key == "collection") assign_text(fv, c.table);
@@ -1111,6 +1210,7 @@ struct Decoder::Impl {
       else if (key == "scn") assign_text(fv, p.scn);
       else if (key == "commit_scn") assign_text(fv, p.commit_scn);
     }
+    level.leave();
   }
 
   static std::string_view string_inner(std::string_view raw) {
@@ -1121,23 +1221,24 @@ struct Decoder::Impl {
     PayloadInfo pi;
     path.clear();
     path_root = root;
-    sj::document doc = iterate(payload.begin, static_cast<size_t>(payload.end - payload.begin), owner);
+    payload_doc = iterate(payload.begin, static_cast<size_t>(payload.end - payload.begin), owner);
     sj::object obj;
-    if (auto err = doc.get_object().get(obj); err != simdjson::SUCCESS) {
+    if (auto err = payload_doc.get_object().get(obj); err != simdjson::SUCCESS) {
       if (err == simdjson::INCORRECT_TYPE) fail(DecodeErrorCode::NotAnEnvelope, "a JSON object");
       throw simdjson::simdjson_error(err);
     }
     Span* open = nullptr;
     const FlattenedFields& ff = opt.flattened;
-    for (auto f : obj) {
-      sj::raw_json_string rk = f.key();
+    PathLevel level(path);
+    for (auto res : obj) {
+      sj::field f = take_field(std::move(res), level);
       if (open != nullptr) {
-        open->end = end_before_key(open->begin, rk.raw());
+        open->end = end_before_key(open->begin, f.key().raw());
         open = nullptr;
       }
-      std::string_view key = f.unescaped_key();
-      PathGuard g(this, key);
-      sj::value v = f.value();
+      sj::value& v = f.value();
+      const std::string_view key = key_of(f, v).text;
+      level.enter(key);
       if (flattened) {
         if (key == ff.deleted) {
           auto t = type_of(v);
@@ -1194,6 +1295,7 @@ struct Decoder::Impl {
         pi.has_update_description = true;
       }
     }
+    level.leave();
     if (open != nullptr) open->end = end_before_close(open->begin, payload.end);
     path.clear();
     return pi;
@@ -1231,17 +1333,19 @@ struct Decoder::Impl {
   void identity_from_topic(std::string_view topic, Change& c) {
     // <prefix>.<db>.<table>, <prefix>.<schema>.<table> (PostgreSQL, Oracle),
     // <prefix>.<db>.<schema>.<table> (SQL Server).
-    std::vector<std::string_view> parts;
-    size_t start = 0;
+    std::array<std::string_view, 4> parts;  // the first three and the last
+    size_t n = 0, start = 0;
     for (size_t i = 0; i <= topic.size(); ++i) {
       if (i == topic.size() || topic[i] == '.') {
-        parts.push_back(topic.substr(start, i - start));
+        parts[n < 3 ? n : 3] = topic.substr(start, i - start);
+        ++n;
         start = i + 1;
       }
     }
-    if (c.table.empty()) c.table.assign(parts.back());
-    if (c.db.empty() && parts.size() >= 3) c.db.assign(parts[1]);
-    if (c.schema.empty() && parts.size() >= 4) c.schema.assign(parts[2]);
+    const std::string_view last = n <= 3 ? parts[n - 1] : parts[3];
+    if (c.table.empty()) c.table.assign(last);
+    if (c.db.empty() && n >= 3) c.db.assign(parts[1]);
+    if (c.schema.empty() && n >= 4) c.schema.assign(parts[2]);
   }
 
   void resolve_key_columns(Change& c) {
@@ -1354,7 +1458,7 @@ struct Decoder::Impl {
       const bool is_delete = (pi.deleted && *pi.deleted) || pi.op == 'd';
       c.op = pi.op != 0 ? pi.op : (is_delete ? 'd' : 'u');
       const SchemaNode* row_schema = schema ? &schema->root : hint_for(c);
-      convert_row(fr.payload, buf, row_schema, after_b, root, opt.flattened.metadata_prefix);
+      convert_image({}, row_schema, after_b, root, opt.flattened.metadata_prefix);
       emit_row(c, after_b, is_delete, after_b.toast && !is_delete);
       ++stats.changes;
       return;
@@ -1408,10 +1512,11 @@ struct Decoder::Impl {
     }
     const SchemaNode* before_schema = schema ? schema->before : hint_for(c);
     const SchemaNode* after_schema = schema ? schema->after : hint_for(c);
-    std::string before_root = std::string(root) + ".before";
+    const std::string_view before_root = fr.wrapper ? "value.payload.before" : "value.before";
+    const std::string_view after_root = fr.wrapper ? "value.payload.after" : "value.after";
     if (c.op == 'd') {
       if (pi.before.present()) {
-        convert_row(pi.before, buf, before_schema, before_b, before_root);
+        convert_image("before", before_schema, before_b, before_root);
         // A before-image without the key columns (a partial image) cannot
         // identify the row; the Kafka key can.
         bool has_keys = true;
@@ -1438,12 +1543,15 @@ struct Decoder::Impl {
       fail(DecodeErrorCode::MissingField, std::string("the after-image (op ") + c.op + " requires it)",
            pi.has_after ? "null" : "absent");
     }
-    convert_row(pi.after, buf, after_schema, after_b, std::string(root) + ".after");
+    convert_image("after", after_schema, after_b, after_root);
     if (c.op == 'u' && pi.before.present() && !c.key_columns.empty()) {
-      convert_row(pi.before, buf, before_schema, before_b, before_root);
+      // Key columns first: most updates keep their key, and converting the
+      // whole before-image (timestamps, decimals, JSON) would be wasted.
+      convert_image("before", before_schema, before_b, before_root, {}, &c.key_columns);
       if (key_changed(c)) {
         c.primary_key_changed = true;
         ++stats.primary_key_changes;
+        convert_image("before", before_schema, before_b, before_root);
         emit_row(c, before_b, true, false);
       }
     }
@@ -1477,7 +1585,6 @@ std::optional<DecodeError> Decoder::decode(const KafkaRecord& record, Change& ou
     e.detail = std::move(detail);
     return e;
   };
-  d.error_path.clear();
   try {
     d.decode_record(record, out);
     return std::nullopt;
@@ -1496,8 +1603,7 @@ std::optional<DecodeError> Decoder::decode(const KafkaRecord& record, Change& ou
       code = DecodeErrorCode::TypeMismatch;
       expected = "a value of another JSON type";
     }
-    std::string p = d.error_path.empty() ? d.current_path() : d.error_path;
-    return make(code, std::move(p), expected, e.what());
+    return make(code, d.current_path(), expected, e.what());
   }
 }
 

@@ -60,28 +60,65 @@ void append_padded(uint64_t v, int width, std::string& out) {
   out.append(buf, r.ptr);
 }
 
-void append_ymd(int64_t days, std::string& out) {
+// Dates and times are written into a stack buffer and appended once: they
+// are on nearly every row, and a dozen small std::string appends (each with
+// its capacity check) cost more than the arithmetic.
+constexpr size_t kTimeBuf = 96;  // sign + 20-digit year + hours of a 64-bit duration + fraction
+
+char* put_padded(char* p, uint64_t v, int width) {
+  char tmp[24];
+  auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+  const auto n = static_cast<int>(r.ptr - tmp);
+  for (int i = n; i < width; ++i) *p++ = '0';
+  std::memcpy(p, tmp, static_cast<size_t>(n));
+  return p + n;
+}
+
+char* put2(char* p, uint64_t v) {
+  if (v >= 100) return put_padded(p, v, 2);
+  p[0] = static_cast<char>('0' + v / 10);
+  p[1] = static_cast<char>('0' + v % 10);
+  return p + 2;
+}
+
+char* put_ymd(char* p, int64_t days) {
   int64_t y;
   unsigned m, d;
   civil_from_days(days, y, m, d);
-  if (y < 0) {
-    out.push_back('-');
-    append_padded(static_cast<uint64_t>(-y), 4, out);
+  if (y >= 0 && y <= 9999) {
+    p = put2(p, static_cast<uint64_t>(y) / 100);
+    p = put2(p, static_cast<uint64_t>(y) % 100);
+  } else if (y < 0) {
+    *p++ = '-';
+    p = put_padded(p, static_cast<uint64_t>(-y), 4);
   } else {
-    append_padded(static_cast<uint64_t>(y), 4, out);
+    p = put_padded(p, static_cast<uint64_t>(y), 4);
   }
-  out.push_back('-');
-  append_padded(m, 2, out);
-  out.push_back('-');
-  append_padded(d, 2, out);
+  *p++ = '-';
+  p = put2(p, m);
+  *p++ = '-';
+  return put2(p, d);
 }
 
-void append_hms(uint64_t seconds_of_day, std::string& out) {
-  append_padded(seconds_of_day / 3600, 2, out);
-  out.push_back(':');
-  append_padded(seconds_of_day / 60 % 60, 2, out);
-  out.push_back(':');
-  append_padded(seconds_of_day % 60, 2, out);
+char* put_hms(char* p, uint64_t seconds_of_day) {
+  p = put2(p, seconds_of_day / 3600);
+  *p++ = ':';
+  p = put2(p, seconds_of_day / 60 % 60);
+  *p++ = ':';
+  return put2(p, seconds_of_day % 60);
+}
+
+// Microseconds when the value has no sub-microsecond part (Doris keeps 6).
+char* put_fraction(char* p, int64_t nanos) {
+  if (nanos == 0) return p;
+  *p++ = '.';
+  if (nanos % 1000 == 0) return put_padded(p, static_cast<uint64_t>(nanos / 1000), 6);
+  return put_padded(p, static_cast<uint64_t>(nanos), 9);
+}
+
+void append_ymd(int64_t days, std::string& out) {
+  char buf[kTimeBuf];
+  out.append(buf, put_ymd(buf, days));
 }
 
 void place_decimal_point(bool negative, std::string_view digits, int32_t scale, std::string& out) {
@@ -484,23 +521,19 @@ bool parse_int64(std::string_view t, int64_t& value) {
 }
 
 void append_fraction(int64_t nanos, std::string& out) {
-  if (nanos == 0) return;
-  out.push_back('.');
-  if (nanos % 1000 == 0) {
-    append_padded(static_cast<uint64_t>(nanos / 1000), 6, out);
-  } else {
-    append_padded(static_cast<uint64_t>(nanos), 9, out);
-  }
+  char buf[kTimeBuf];
+  out.append(buf, put_fraction(buf, nanos));
 }
 
 void format_date(int64_t days, std::string& out) { append_ymd(days, out); }
 
 void format_timestamp_ns(int64_t seconds, int64_t nanos, std::string& out) {
   const int64_t days = floor_div(seconds, 86400);
-  append_ymd(days, out);
-  out.push_back(' ');
-  append_hms(static_cast<uint64_t>(seconds - days * 86400), out);
-  append_fraction(nanos, out);
+  char buf[kTimeBuf];
+  char* p = put_ymd(buf, days);
+  *p++ = ' ';
+  p = put_hms(p, static_cast<uint64_t>(seconds - days * 86400));
+  out.append(buf, put_fraction(p, nanos));
 }
 
 void format_timestamp(int64_t value, int64_t ups, std::string& out) {
@@ -511,10 +544,12 @@ void format_timestamp(int64_t value, int64_t ups, std::string& out) {
 
 void format_time(int64_t value, int64_t ups, std::string& out) {
   uint64_t mag = value < 0 ? static_cast<uint64_t>(0) - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
-  if (value < 0) out.push_back('-');
   const auto u = static_cast<uint64_t>(ups);
-  append_hms(mag / u, out);
-  append_fraction(static_cast<int64_t>((mag % u) * (1000000000 / u)), out);
+  char buf[kTimeBuf];
+  char* p = buf;
+  if (value < 0) *p++ = '-';
+  p = put_hms(p, mag / u);
+  out.append(buf, put_fraction(p, static_cast<int64_t>((mag % u) * (1000000000 / u))));
 }
 
 bool format_zoned_timestamp(std::string_view s, const date::time_zone* zone, std::string& out) {
@@ -534,8 +569,8 @@ bool format_zoned_time(std::string_view s, const date::time_zone* zone, std::str
   if (!take_hms(s, sod) || !take_fraction(s, nanos) || !take_offset(s, offset)) return false;
   int64_t local = sod - offset + zone_offset_at(zone, 0);
   local = ((local % 86400) + 86400) % 86400;
-  append_hms(static_cast<uint64_t>(local), out);
-  append_fraction(nanos, out);
+  char buf[kTimeBuf];
+  out.append(buf, put_fraction(put_hms(buf, static_cast<uint64_t>(local)), nanos));
   return true;
 }
 
