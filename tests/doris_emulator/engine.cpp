@@ -334,6 +334,8 @@ void Engine::wal_write(const std::string& payload, bool sync) {
 }
 
 void Engine::wal_stage(const Txn& t) {
+  // Building the record copies every staged row: skip it when nothing is logged.
+  if (wal_fd_ < 0 || replaying_) return;
   std::string r = "S";
   put_i64(&r, t.id);
   put_i64(&r, static_cast<int64_t>(t.schema_version));
@@ -1035,12 +1037,14 @@ class LoadImpl : public Load {
         pending_.assign(p, end);
         return;
       }
-      process_line(std::string_view(p, static_cast<size_t>(nl - p)));
+      process_line(std::string_view(p, static_cast<size_t>(nl - p)), end);
       p = nl + 1;
     }
   }
 
-  void process_line(std::string_view line) {
+  // readable_end: how far past the line the caller's buffer may be read;
+  // lines with SIMDJSON_PADDING bytes behind them are parsed in place.
+  void process_line(std::string_view line, const char* readable_end = nullptr) {
     if (!line.empty() && line.back() == '\r' && line_delim_ == "\n") line.remove_suffix(1);
     if (skip_lines_ > 0) {
       --skip_lines_;
@@ -1053,7 +1057,7 @@ class LoadImpl : public Load {
         ++loaded_;
         return;
       }
-      parse_json_text(t);
+      parse_json_text(t, readable_end);
     } else {
       if (line.empty()) return;
       if (count_only_) {
@@ -1083,11 +1087,17 @@ class LoadImpl : public Load {
     }
   }
 
-  void parse_json_text(std::string_view text) {
-    linebuf_.assign(text);
-    linebuf_.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  void parse_json_text(std::string_view text, const char* readable_end = nullptr) {
+    const char* buf = text.data();
+    size_t cap = readable_end ? static_cast<size_t>(readable_end - text.data()) : 0;
+    if (cap < text.size() + simdjson::SIMDJSON_PADDING) {
+      linebuf_.assign(text);
+      linebuf_.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+      buf = linebuf_.data();
+      cap = linebuf_.capacity();
+    }
     simdjson::ondemand::document doc;
-    auto err = parser_.iterate(linebuf_.data(), text.size(), linebuf_.capacity()).get(doc);
+    auto err = parser_.iterate(buf, text.size(), cap).get(doc);
     if (err) {
       filter(std::string("Parse json data for JsonDoc failed. error info: ") + simdjson::error_message(err), text);
       return;

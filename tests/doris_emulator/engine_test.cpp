@@ -83,6 +83,17 @@ TEST_CASE("values: exact decimals, ranges, dates, strings", "[emulator][values]"
         "\"1234567890123456789012345678.0123456789\"");
   CHECK(conv("DECIMAL(5,2)", num("1234.5")) == "FAIL");
   CHECK(conv("DECIMAL(10,2)", num("1e2")) == "\"100.00\"");
+  CHECK(conv("DECIMAL(10,2)", num("0.05")) == "\"0.05\"");
+  CHECK(conv("DECIMAL(10,4)", num("1.5e-3")) == "\"0.0015\"");
+  CHECK(conv("DECIMAL(10,2)", num("123.456e1")) == "\"1234.56\"");
+  CHECK(conv("DECIMAL(5,2)", str("00012.30")) == "\"12.30\"");
+  CHECK(conv("DECIMAL(3,0)", num("-0.5")) == "\"-1\"");
+  CHECK(conv("DECIMAL(3,2)", num("0.995")) == "\"1.00\"");
+  CHECK(conv("DECIMAL(4,2)", num("99.995")) == "FAIL");
+  CHECK(conv("DECIMAL(10,2)", num("0e999999")) == "\"0.00\"");
+  CHECK(conv("DECIMAL(10,2)", num("-0.001")) == "\"0.00\"");
+  CHECK(conv("DECIMAL(10,2)", num("1.2.3")) == "FAIL");
+  CHECK(conv("DATETIME(6)", str("0999-01-02 03:04:05.000007")) == "\"0999-01-02 03:04:05.000007\"");
   CHECK(conv("TINYINT", num("127")) == "127");
   CHECK(conv("TINYINT", num("128")) == "FAIL");
   CHECK(conv("BIGINT", str("-9223372036854775808")) == "-9223372036854775808");

@@ -11,11 +11,13 @@
 #include <zlib.h>
 
 #include <cstdio>
+#include <cstring>
 #include <map>
 
 namespace cdc2doris::emu {
 
 namespace asio = boost::asio;
+namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
@@ -117,6 +119,139 @@ std::string fe_body(const std::string& msg, int code, const boost::json::value& 
 std::string rest_result(bool ok, const std::string& msg) {
   return boost::json::serialize(boost::json::object{{"status", ok ? "OK" : "FAILED"}, {"msg", msg}});
 }
+
+
+// Reads a stream-load body straight from the socket into one large buffer and
+// hands out views of the payload, so each byte is copied once (kernel to
+// buffer) and the load parses it in place. Beast's buffer_body parser copied
+// every byte a second time and read at most 64 KiB per call, which capped a
+// loopback load far below what the engine ingests. Content-Length and chunked
+// bodies (chunk extensions and trailers skipped) are decoded here; bytes
+// after the body go back into the session buffer for the next request.
+class BodyReader {
+ public:
+  BodyReader(beast::tcp_stream& s, beast::flat_buffer& buf, bool chunked, uint64_t content_length)
+      : s_(s), buf_(buf), chunked_(chunked), left_(content_length) {
+    size_t have = buf.size();
+    // Not zero-filled: hundreds of open loads that sent one row each must
+    // not each touch a megabyte.
+    cap_ = std::max<size_t>(kBuf, have);
+    rb_.reset(new char[cap_]);
+    net::buffer_copy(net::buffer(rb_.get(), have), buf.data());
+    buf.consume(have);
+    end_ = have;
+    if (!chunked_ && left_ == 0) state_ = State::Done;
+  }
+
+  bool done() const { return state_ == State::Done; }
+
+  // Next piece of payload; empty when the body is complete (or on error,
+  // then *error is set).
+  net::awaitable<std::string_view> next(std::string* error) {
+    for (;;) {
+      if (state_ == State::Done) {
+        give_back();
+        co_return std::string_view();
+      }
+      if (!chunked_) {
+        if (beg_ < end_) {
+          size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - beg_, left_));
+          std::string_view v(rb_.get() + beg_, n);
+          beg_ += n;
+          left_ -= n;
+          if (left_ == 0) state_ = State::Done;
+          co_return v;
+        }
+      } else if (state_ == State::Data) {
+        if (beg_ < end_) {
+          size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - beg_, left_));
+          std::string_view v(rb_.get() + beg_, n);
+          beg_ += n;
+          left_ -= n;
+          if (left_ == 0) state_ = State::DataEnd;
+          co_return v;
+        }
+      } else {
+        // Size line, CRLF after data, or trailer lines: need a whole line.
+        const char* lb = rb_.get() + beg_;
+        const char* nl = static_cast<const char*>(std::memchr(lb, '\n', end_ - beg_));
+        if (nl) {
+          std::string_view line(lb, static_cast<size_t>(nl - lb));
+          beg_ += line.size() + 1;
+          if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+          if (state_ == State::DataEnd) {
+            if (!line.empty()) {
+              *error = "bad chunk";
+              co_return std::string_view();
+            }
+            state_ = State::Size;
+          } else if (state_ == State::Size) {
+            uint64_t n = 0;
+            size_t i = 0;
+            for (; i < line.size(); ++i) {
+              char c = line[i];
+              int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+              if (d < 0) break;
+              if (n >> 60) {
+                *error = "bad chunk";
+                co_return std::string_view();
+              }
+              n = n * 16 + static_cast<uint64_t>(d);
+            }
+            if (i == 0 || (i < line.size() && line[i] != ';' && line[i] != ' ' && line[i] != '\t')) {
+              *error = "bad chunk";
+              co_return std::string_view();
+            }
+            if (n == 0) state_ = State::Trailer;
+            else {
+              left_ = n;
+              state_ = State::Data;
+            }
+          } else if (line.empty()) {  // Trailer: an empty line ends the body
+            state_ = State::Done;
+          }
+          continue;
+        }
+        if (end_ - beg_ > 64 * 1024) {
+          *error = "chunk header too long";
+          co_return std::string_view();
+        }
+      }
+      // Need more bytes: keep an unfinished line, start over at the front.
+      if (beg_ > 0) {
+        std::memmove(rb_.get(), rb_.get() + beg_, end_ - beg_);
+        end_ -= beg_;
+        beg_ = 0;
+      }
+      auto [ec, n] = co_await s_.async_read_some(net::buffer(rb_.get() + end_, cap_ - end_), tuple_awaitable);
+      if (ec) {
+        *error = ec == net::error::eof ? std::string("partial message") : ec.message();
+        co_return std::string_view();
+      }
+      end_ += n;
+    }
+  }
+
+ private:
+  enum class State { Size, Data, DataEnd, Trailer, Done };
+  static constexpr size_t kBuf = 1 << 20;
+
+  void give_back() {
+    if (beg_ >= end_) return;
+    size_t n = end_ - beg_;
+    net::buffer_copy(buf_.prepare(n), net::buffer(rb_.get() + beg_, n));
+    buf_.commit(n);
+    beg_ = end_;
+  }
+
+  beast::tcp_stream& s_;
+  beast::flat_buffer& buf_;
+  bool chunked_;
+  uint64_t left_;
+  State state_ = State::Size;
+  std::unique_ptr<char[]> rb_;
+  size_t cap_ = 0, beg_ = 0, end_ = 0;
+};
 
 }  // namespace
 
@@ -538,31 +673,29 @@ struct Server::Impl {
         co_return false;
       }
     }
-    std::vector<char> chunk(1 << 18);
+    BodyReader body(s, buf, p.chunked(), p.content_length().value_or(0));
     bool stopped = false;
-    while (!p.is_done()) {
-      req.body().data = chunk.data();
-      req.body().size = chunk.size();
-      auto [ec, n] = co_await http::async_read(s, buf, p, tuple_awaitable);
-      size_t got = chunk.size() - req.body().size;
-      if (reset_fault && load->received() + static_cast<int64_t>(got) >= reset_fault->bytes) {
-        size_t part = static_cast<size_t>(std::max<int64_t>(0, reset_fault->bytes - load->received()));
-        load->feed(chunk.data(), std::min(part, got));
+    std::string error;
+    for (;;) {
+      auto part = co_await body.next(&error);
+      if (!error.empty()) {
+        load->cancel("[CANCELLED]receive body failed: " + error);
+        co_return false;
+      }
+      if (part.empty()) break;
+      if (reset_fault && load->received() + static_cast<int64_t>(part.size()) >= reset_fault->bytes) {
+        size_t keep_bytes = static_cast<size_t>(std::max<int64_t>(0, reset_fault->bytes - load->received()));
+        load->feed(part.data(), std::min(keep_bytes, part.size()));
         load->cancel("[CANCELLED]connection reset by fault injection");
         reset(s);
         co_return false;
       }
-      if (got && !load->feed(chunk.data(), got)) {
+      if (!load->feed(part.data(), part.size())) {
         stopped = true;
         break;
       }
-      if (ec == http::error::need_buffer) continue;
-      if (ec) {
-        load->cancel("[CANCELLED]receive body failed: " + ec.message());
-        co_return false;
-      }
     }
-    if (reset_fault && !p.is_done()) {
+    if (reset_fault && !body.done()) {
       load->cancel("[CANCELLED]connection reset by fault injection");
       reset(s);
       co_return false;

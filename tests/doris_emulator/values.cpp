@@ -94,21 +94,23 @@ __int128 pow10_128(int n) {
 
 // Exact decimal parse: digits, optional fraction, optional exponent; rounds
 // half away from zero to `scale` digits and rejects more than p-s integer digits.
+// Works on digit positions in place (no temporaries): it runs once per value.
 bool parse_decimal(std::string_view s, int precision, int scale, __int128* out) {
   s = trim(s);
   if (s.empty()) return false;
   bool neg = false;
   if (s[0] == '-' || s[0] == '+') { neg = s[0] == '-'; s.remove_prefix(1); }
-  std::string digits;
-  int point = -1;
+  int nd = 0;          // digits seen
+  int point = -1;      // digit index of '.', -1: none
   size_t i = 0;
   for (; i < s.size(); ++i) {
     char c = s[i];
-    if (std::isdigit(static_cast<unsigned char>(c))) digits.push_back(c);
-    else if (c == '.' && point < 0) point = static_cast<int>(digits.size());
+    if (c >= '0' && c <= '9') ++nd;
+    else if (c == '.' && point < 0) point = nd;
     else break;
   }
-  if (digits.empty()) return false;
+  if (nd == 0) return false;
+  const bool has_dot = point >= 0;
   int exp = 0;
   if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
     ++i;
@@ -117,22 +119,25 @@ bool parse_decimal(std::string_view s, int precision, int scale, __int128* out) 
     i = s.size();
   }
   if (i != s.size()) return false;
-  if (point < 0) point = static_cast<int>(digits.size());
-  point += exp;  // position of the decimal point within digits
-  // integer part = digits[0, point), fraction = digits[point, ...)
-  std::string ip, fp;
-  if (point <= 0) { ip = ""; fp = std::string(static_cast<size_t>(-point), '0') + digits; }
-  else if (point >= static_cast<int>(digits.size())) { ip = digits + std::string(point - digits.size(), '0'); }
-  else { ip = digits.substr(0, point); fp = digits.substr(point); }
-  size_t nz = ip.find_first_not_of('0');
-  ip = nz == std::string::npos ? "" : ip.substr(nz);
-  if (static_cast<int>(ip.size()) > precision - scale) return false;
-  bool round_up = static_cast<int>(fp.size()) > scale && fp[scale] >= '5';
-  fp.resize(static_cast<size_t>(scale), '0');
+  const int raw_point = has_dot ? point : nd;
+  // Digit k of the mantissa (0 outside [0, nd)); the '.' is skipped.
+  auto dig = [&](int64_t k) -> int {
+    if (k < 0 || k >= nd) return 0;
+    size_t pos = static_cast<size_t>(k) + (has_dot && k >= raw_point ? 1 : 0);
+    return s[pos] - '0';
+  };
+  const int64_t pt = static_cast<int64_t>(raw_point) + exp;  // digits before the decimal point
   __int128 v = 0;
-  for (char c : ip) v = v * 10 + (c - '0');
-  for (char c : fp) v = v * 10 + (c - '0');
-  if (round_up) {
+  int int_digits = 0;
+  for (int64_t k = 0; k < pt; ++k) {
+    if (int_digits == 0 && k >= nd) break;  // only zeros left: the integer part is 0
+    int d = dig(k);
+    if (int_digits > 0 || d != 0) ++int_digits;
+    if (int_digits > precision - scale) return false;
+    v = v * 10 + d;
+  }
+  for (int j = 0; j < scale; ++j) v = v * 10 + dig(pt + j);
+  if (dig(pt + scale) >= 5) {
     ++v;
     if (v >= pow10_128(precision)) return false;
   }
@@ -140,14 +145,19 @@ bool parse_decimal(std::string_view s, int precision, int scale, __int128* out) 
   return true;
 }
 
-std::string decimal_to_string(__int128 v, int scale) {
+void append_decimal(std::string* out, __int128 v, int scale) {
+  char buf[48];
+  int p = 48;
   bool neg = v < 0;
-  std::string d = i128_to_string(neg ? -v : v);
-  if (scale > 0) {
-    if (static_cast<int>(d.size()) <= scale) d = std::string(scale - d.size() + 1, '0') + d;
-    d.insert(d.size() - scale, ".");
-  }
-  return neg ? "-" + d : d;
+  unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+  int written = 0;
+  do {
+    buf[--p] = static_cast<char>('0' + static_cast<int>(u % 10));
+    u /= 10;
+    if (++written == scale) buf[--p] = '.';
+  } while (u || written < scale + 1);
+  if (neg) buf[--p] = '-';
+  out->append(buf + p, static_cast<size_t>(48 - p));
 }
 
 bool is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
@@ -447,7 +457,7 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
       }
       // Rendered as a string: a JSON number would invite lossy double parsing.
       out->push_back('"');
-      out->append(decimal_to_string(v, t.scale));
+      append_decimal(out, v, t.scale);
       out->push_back('"');
       if (key) put_i128(key, v);
       return true;
@@ -457,10 +467,13 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
       if (in.tag != InValue::Str && in.tag != InValue::Num) { *why = "not a date"; return false; }
       DateTimeVal dt;
       if (!parse_datetime(in.text, &dt, t.kind == Kind::Date)) { *why = "invalid " + t.sql() + " value"; return false; }
-      char b[40];
-      int n = std::snprintf(b, sizeof b, "%04d-%02d-%02d", dt.y, dt.mo, dt.d);
       out->push_back('"');
-      out->append(b, static_cast<size_t>(n));
+      append_2(out, dt.y / 100);
+      append_2(out, dt.y % 100);
+      out->push_back('-');
+      append_2(out, dt.mo);
+      out->push_back('-');
+      append_2(out, dt.d);
       int64_t enc = (static_cast<int64_t>(dt.y) * 10000 + dt.mo * 100 + dt.d);
       if (t.kind == Kind::DateTime) {
         out->push_back(' ');
@@ -474,8 +487,9 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
         for (int i = t.frac; i < 6; ++i) div *= 10;
         us = us / div * div;  // truncation to the declared precision
         if (t.frac > 0) {
-          char f[24];  // room for any int64 (GCC checks the format against the type, not the value range)
-          std::snprintf(f, sizeof f, "%06lld", static_cast<long long>(us));
+          char f[6];
+          int64_t x = us;
+          for (int k = 5; k >= 0; --k) { f[k] = static_cast<char>('0' + x % 10); x /= 10; }
           out->push_back('.');
           out->append(f, static_cast<size_t>(t.frac));
         }
