@@ -135,6 +135,13 @@ std::string_view trim_token(std::string_view t) {
   return t;
 }
 
+// Equality with a literal of known length: the compiler turns the memcmp into
+// a couple of integer compares (these run for every field of every record).
+template <size_t N>
+bool is(std::string_view s, const char (&lit)[N]) {
+  return s.size() == N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
+
 // The value of the previous field ends before the ',' that precedes the next
 // key (`next_key` points just after that key's opening quote).
 const char* end_before_key(const char* value_begin, const char* next_key) {
@@ -153,6 +160,30 @@ const char* end_before_close(const char* value_begin, const char* object_end) {
   while (p > value_begin && is_ws(p[-1])) --p;
   return p;
 }
+
+// The field path of the value being decoded (for error messages). Levels are
+// overwritten in place: this runs for every field of every record, where
+// std::vector's resize/push_back calls showed up in profiles.
+class PathStack {
+ public:
+  size_t size() const { return n_; }
+  void clear() { n_ = 0; }
+  void resize(size_t n) { n_ = n < n_ ? n : n_; }  // only ever shrinks
+  void push_back(std::string_view s) {
+    if (n_ < items_.size()) {
+      items_[n_] = s;
+    } else {
+      items_.push_back(s);
+    }
+    ++n_;
+  }
+  const std::string_view* begin() const { return items_.data(); }
+  const std::string_view* end() const { return items_.data() + n_; }
+
+ private:
+  std::vector<std::string_view> items_;
+  size_t n_ = 0;
+};
 
 struct Col {
   uint32_t name_off, name_len, val_off, val_len;
@@ -216,7 +247,7 @@ struct Decoder::Impl {
   DecodeStats stats;
   SchemaCache<CompiledValue> value_schemas;
   SchemaCache<SchemaNode> key_schemas;
-  std::vector<std::string_view> path;
+  PathStack path;
   std::string path_root;
   std::vector<Row> pool;
   std::vector<std::string> toast_strings, toast_base64, toast_hex, toast_compact;
@@ -290,9 +321,9 @@ struct Decoder::Impl {
   // next field or ends normally (each decoding phase starts from
   // path.clear()). Cheaper than asking std::uncaught_exceptions() per field.
   struct PathLevel {
-    std::vector<std::string_view>& path;
+    PathStack& path;
     size_t base;
-    explicit PathLevel(std::vector<std::string_view>& p) : path(p), base(p.size()) {}
+    explicit PathLevel(PathStack& p) : path(p), base(p.size()) {}
     void enter(std::string_view s) {
       path.resize(base);
       path.push_back(s);
@@ -311,13 +342,10 @@ struct Decoder::Impl {
   Key key_of(sj::field& f, sj::value& v) {
     const char* b = f.key().raw();
     const char* limit = v.raw_json_token().data();
-    if (limit > b) {
-      const auto* q = static_cast<const char*>(std::memchr(b, '"', static_cast<size_t>(limit - b)));
-      if (q != nullptr) {
-        bool plain = true;
-        for (const char* c = b; c < q && plain; ++c) plain = *c != '\\' && static_cast<unsigned char>(*c) >= 0x20;
-        if (plain) return Key{std::string_view(b, static_cast<size_t>(q - b)), true};
-      }
+    for (const char* c = b; c < limit; ++c) {  // keys are short: one inline pass beats memchr
+      const auto ch = static_cast<unsigned char>(*c);
+      if (ch == '"') return Key{std::string_view(b, static_cast<size_t>(c - b)), true};
+      if (ch == '\\' || ch < 0x20) break;
     }
     std::string_view k;
     if (f.unescaped_key().get(k) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an object key");
@@ -325,11 +353,13 @@ struct Decoder::Impl {
   }
   // The next field of an object. A framing error (a stray comma) is reported
   // at the object's path, not at the previous field's.
-  static sj::field take_field(simdjson::simdjson_result<sj::field>&& r, PathLevel& level) {
+  // By reference: copying a field (three words written separately, then read
+  // back as a vector) stalls on store forwarding, which measurably dominated
+  // the per-field cost.
+  static sj::field& take_field(simdjson::simdjson_result<sj::field>& r, PathLevel& level) {
     level.leave();
-    sj::field f;
-    if (auto e = std::move(r).get(f); e != simdjson::SUCCESS) throw simdjson::simdjson_error(e);
-    return f;
+    if (r.error() != simdjson::SUCCESS) throw simdjson::simdjson_error(r.error());
+    return r.value_unsafe();
   }
   static void append_key(const Key& k, std::string& out) {
     if (k.raw) {
@@ -444,7 +474,7 @@ struct Decoder::Impl {
         bool first = true;
         PathLevel level(path);
         for (auto res : obj) {
-          sj::field f = take_field(std::move(res), level);
+          sj::field& f = take_field(res, level);
           sj::value& child = f.value();
           const Key key = key_of(f, child);
           level.enter(key.text);
@@ -510,9 +540,14 @@ struct Decoder::Impl {
   }
 
   int64_t int_value(sj::value& v, const SchemaNode& node) {
-    std::string_view raw = number_token(v);
+    // parse_int64 accepts only JSON integers, so on success the token needs
+    // no separate syntax check; on failure number_token() says which it was.
+    std::string_view raw = trim_token(v.raw_json_token());
     int64_t x;
-    if (!parse_int64(raw, x)) fail(DecodeErrorCode::TypeMismatch, "an integer for Connect type int", std::string(raw.substr(0, 32)));
+    if (!parse_int64(raw, x)) {
+      raw = number_token(v);
+      fail(DecodeErrorCode::TypeMismatch, "an integer for Connect type int", std::string(raw.substr(0, 32)));
+    }
     int64_t lo = INT64_MIN, hi = INT64_MAX;
     switch (node.type) {
       case ConnectType::Int8: lo = INT8_MIN; hi = INT8_MAX; break;
@@ -552,7 +587,7 @@ struct Decoder::Impl {
     size_t hint = 0;
     PathLevel level(path);
     for (auto res : obj) {
-      sj::field f = take_field(std::move(res), level);
+      sj::field& f = take_field(res, level);
       sj::value& child = f.value();
       const Key key = key_of(f, child);
       level.enter(key.text);
@@ -575,7 +610,7 @@ struct Decoder::Impl {
     bool have_value = false;
     PathLevel level(path);
     for (auto res : obj) {
-      sj::field f = take_field(std::move(res), level);
+      sj::field& f = take_field(res, level);
       sj::value& child = f.value();
       const std::string_view key = key_of(f, child).text;
       level.enter(key);
@@ -600,7 +635,7 @@ struct Decoder::Impl {
     std::string_view x, y, wkb;
     PathLevel level(path);
     for (auto res : obj) {
-      sj::field f = take_field(std::move(res), level);
+      sj::field& f = take_field(res, level);
       sj::value& child = f.value();
       const std::string_view key = key_of(f, child).text;
       level.enter(key);
@@ -848,7 +883,7 @@ struct Decoder::Impl {
           bool first = true;
           PathLevel level(path);
           for (auto res : obj) {
-            sj::field f = take_field(std::move(res), level);
+            sj::field& f = take_field(res, level);
             sj::value& child = f.value();
             const Key key = key_of(f, child);
             level.enter(key.text);
@@ -899,7 +934,7 @@ struct Decoder::Impl {
     }
     PathLevel level(path);
     for (auto res : top) {
-      sj::field f = take_field(std::move(res), level);
+      sj::field& f = take_field(res, level);
       sj::value& v = f.value();
       if (key_of(f, v).text != field) continue;
       sj::object obj = v.get_object();
@@ -921,7 +956,7 @@ struct Decoder::Impl {
     size_t hint = 0;
     PathLevel level(path);
     for (auto res : obj) {
-      sj::field f = take_field(std::move(res), level);
+      sj::field& f = take_field(res, level);
       sj::value& v = f.value();
       const Key key = key_of(f, v);
       if (!skip_prefix.empty() && key.text.substr(0, skip_prefix.size()) == skip_prefix) continue;
@@ -1169,7 +1204,13 @@ struct Decoder::Impl {
   void assign_text(sj::value& v, std::string& dst) {
     auto t = type_of(v);
     if (t == sj::json_type::string) {
-      dst.assign(string_value(v));
+      // Without an escape the text is the raw token: no unescaping copy.
+      const std::string_view raw = trim_token(v.raw_json_token());
+      if (raw.size() >= 2 && raw.back() == '"' && std::memchr(raw.data() + 1, '\\', raw.size() - 2) == nullptr) {
+        dst.assign(raw.data() + 1, raw.size() - 2);
+      } else {
+        dst.assign(string_value(v));
+      }
     } else if (t == sj::json_type::null) {
       dst.clear();
     } else {
@@ -1186,30 +1227,62 @@ struct Decoder::Impl {
     SourcePosition& p = c.position;
     PathLevel level(path);
     for (auto res : obj) {
-      sj::field f = take_field(std::move(res), level);
+      sj::field& f = take_field(res, level);
       sj::value& fv = f.value();
       const std::string_view key = key_of(f, fv).text;
+      // Half of a source block is not needed (version, name, server_id,
+      // thread, query, ...): rule fields out by length before comparing.
+      std::string* text = nullptr;
+      std::optional<int64_t>* num = nullptr;
+      switch (key.size()) {
+        case 2:
+          if (is(key, "db")) text = &c.db;
+          break;
+        case 3:
+          if (is(key, "pos")) num = &p.pos;
+          else if (is(key, "row")) num = &p.row;
+          else if (is(key, "lsn")) num = &p.lsn;
+          else if (is(key, "scn")) text = &p.scn;
+          break;
+        case 4:
+          if (is(key, "file")) text = &p.file;
+          else if (is(key, "gtid")) text = &p.gtid;
+          else if (is(key, "txId")) num = &p.tx_id;
+          break;
+        case 5:
+          if (is(key, "table")) text = &c.table;
+          else if (is(key, "ts_ms")) num = &p.ts_ms;
+          break;
+        case 6:
+          if (is(key, "schema")) text = &c.schema;
+          break;
+        case 8:
+          if (is(key, "snapshot")) text = &p.snapshot;
+          break;
+        case 9:
+          if (is(key, "connector")) text = &p.connector;
+          break;
+        case 10:
+          if (is(key, "collection")) text = &c.table;
+          else if (is(key, "commit_lsn")) text = &p.commit_lsn;
+          else if (is(key, "change_lsn")) text = &p.change_lsn;
+          else if (is(key, "commit_scn")) text = &p.commit_scn;
+          break;
+        case 15:
+          if (is(key, "event_serial_no")) num = &p.event_serial_no;
+          break;
+        default:
+          break;
+      }
+      if (text == nullptr && num == nullptr) continue;
       level.enter(key);
-      if (key == "db") assign_text(fv, c.db);
-      else if (key == "schema") assign_text(fv, c.schema);
-      else if (key == "table" || key == "collection") assign_text(fv, c.table);
-      else if (key == "connector") assign_text(fv, p.connector);
-      else if (key == "ts_ms") p.ts_ms = opt_int(fv);
-      else if (key == "snapshot") {
-        assign_text(fv, p.snapshot);
-        if (p.snapshot == "false") p.snapshot.clear();
-      } else if (key == "file") assign_text(fv, p.file);
-      else if (key == "pos") p.pos = opt_int(fv);
-      else if (key == "row") p.row = opt_int(fv);
-      else if (key == "gtid") assign_text(fv, p.gtid);
-      else if (key == "lsn") p.lsn = opt_int(fv);
-      else if (key == "txId") p.tx_id = opt_int(fv);
-      else if (key == "commit_lsn") assign_text(fv, p.commit_lsn);
-      else if (key == "change_lsn") assign_text(fv, p.change_lsn);
-      else if (key == "event_serial_no") p.event_serial_no = opt_int(fv);
-      else if (key == "scn") assign_text(fv, p.scn);
-      else if (key == "commit_scn") assign_text(fv, p.commit_scn);
+      if (text != nullptr) {
+        assign_text(fv, *text);
+      } else {
+        *num = opt_int(fv);
+      }
     }
+    if (p.snapshot == "false") p.snapshot.clear();
     level.leave();
   }
 
@@ -1231,7 +1304,7 @@ struct Decoder::Impl {
     const FlattenedFields& ff = opt.flattened;
     PathLevel level(path);
     for (auto res : obj) {
-      sj::field f = take_field(std::move(res), level);
+      sj::field& f = take_field(res, level);
       if (open != nullptr) {
         open->end = end_before_key(open->begin, f.key().raw());
         open = nullptr;
@@ -1262,8 +1335,8 @@ struct Decoder::Impl {
         }
         continue;
       }
-      if (key != "ts_ms" && key != "ts_us" && key != "ts_ns") pi.has_ts_only = false;
-      if (key == "op") {
+      if (!is(key, "ts_ms") && !is(key, "ts_us") && !is(key, "ts_ns")) pi.has_ts_only = false;
+      if (is(key, "op")) {
         pi.has_op = true;
         auto t = type_of(v);
         if (t != sj::json_type::string) fail(DecodeErrorCode::BadOp, "op as one of \"c\",\"u\",\"d\",\"r\",\"t\",\"m\"", type_name(t));
@@ -1271,27 +1344,27 @@ struct Decoder::Impl {
         if (s.size() != 1 || std::string_view("cudrtm").find(s[0]) == std::string_view::npos)
           fail(DecodeErrorCode::BadOp, "op as one of \"c\",\"u\",\"d\",\"r\",\"t\",\"m\"", "\"" + std::string(s.substr(0, 16)) + "\"");
         pi.op = s[0];
-      } else if (key == "before" || key == "after") {
-        Span& s = key == "before" ? pi.before : pi.after;
-        (key == "before" ? pi.has_before : pi.has_after) = true;
+      } else if (is(key, "before") || is(key, "after")) {
+        Span& s = is(key, "before") ? pi.before : pi.after;
+        (is(key, "before") ? pi.has_before : pi.has_after) = true;
         auto t = type_of(v);
-        (key == "before" ? pi.before_type : pi.after_type) = t;
+        (is(key, "before") ? pi.before_type : pi.after_type) = t;
         if (t == sj::json_type::object) {
           s.begin = trim_token(v.raw_json_token()).data();
           open = &s;
         }
-      } else if (key == "source") {
+      } else if (is(key, "source")) {
         pi.has_source = true;
         parse_source(v, c);
-      } else if (key == "ddl") {
+      } else if (is(key, "ddl")) {
         pi.has_ddl = true;
         if (type_of(v) == sj::json_type::string) c.ddl.assign(string_value(v));
-      } else if (key == "tableChanges" || key == "databaseName") {
+      } else if (is(key, "tableChanges") || is(key, "databaseName")) {
         pi.has_ddl = true;
-        if (key == "databaseName" && type_of(v) == sj::json_type::string && c.db.empty()) c.db.assign(string_value(v));
-      } else if (key == "status") {
+        if (is(key, "databaseName") && type_of(v) == sj::json_type::string && c.db.empty()) c.db.assign(string_value(v));
+      } else if (is(key, "status")) {
         pi.has_status = true;
-      } else if (key == "updateDescription") {
+      } else if (is(key, "updateDescription")) {
         pi.has_update_description = true;
       }
     }
