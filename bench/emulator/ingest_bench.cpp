@@ -130,6 +130,7 @@ double over_http(const std::string& body, int loads) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_heap();  // as doris-emulator's main() does
   int64_t rows = argc > 1 ? std::atoll(argv[1]) : 200000;
   int loads = argc > 2 ? std::atoi(argv[2]) : 3;
   std::string body = make_body(0, rows);

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <malloc.h>
 #include <filesystem>
 #include <random>
 #include <stdexcept>
@@ -19,6 +20,11 @@ namespace cdc2doris::emu {
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+void keep_freed_heap() {
+  ::mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 namespace {
@@ -36,9 +42,13 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
+// The C-locale isspace set, inline: trim runs for every line and value and
+// std::isspace is an out-of-line locale lookup.
+constexpr bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -547,6 +557,7 @@ void Engine::apply_visible(Txn& t) {
       for (auto& r : t.rows) tb->dup_rows.push_back(std::move(r.line));
     } else {
       bool has_seq = tb->seq_col >= 0 || tb->hidden_seq.has_value();
+      tb->unique_rows.reserve(tb->unique_rows.size() + t.rows.size());
       for (auto& r : t.rows) {
         auto it = tb->unique_rows.find(r.key);
         if (has_seq) {
@@ -1154,18 +1165,24 @@ class LoadImpl : public Load {
   // Returns false when the JSON itself is broken (caller stops the line).
   bool read_object(simdjson::ondemand::object& obj, std::string_view text) {
     std::fill(present_.begin(), present_.end(), 0);
+    next_src_ = 0;
     for (auto field : obj) {
       std::string_view k;
       if (field.unescaped_key().get(k)) {
         filter("Parse json data failed: bad key", text);
         return false;
       }
+      // Writers usually emit the keys in column order: try the slot after the
+      // previous key first, then search.
       int si = -1;
-      for (size_t i = 0; i < src_names_.size(); ++i)
-        if (src_names_[i].size() == k.size() && src_names_[i] == k) { si = static_cast<int>(i); break; }
+      if (next_src_ < src_names_.size() && src_names_[next_src_] == k) si = static_cast<int>(next_src_);
+      else
+        for (size_t i = 0; i < src_names_.size(); ++i)
+          if (src_names_[i].size() == k.size() && src_names_[i] == k) { si = static_cast<int>(i); break; }
       if (si < 0)
         for (size_t i = 0; i < src_names_.size(); ++i)
           if (iequals(src_names_[i], k)) { si = static_cast<int>(i); break; }
+      next_src_ = si < 0 ? 0 : static_cast<size_t>(si) + 1;
       auto v = field.value();
       simdjson::ondemand::json_type jt;
       if (v.type().get(jt)) {
@@ -1194,10 +1211,19 @@ class LoadImpl : public Load {
           iv.tag = InValue::Null;
           v.is_null();
           break;
-        case simdjson::ondemand::json_type::string:
+        case simdjson::ondemand::json_type::string: {
           iv.tag = InValue::Str;
+          // Without a backslash the unescaped text is the raw text between
+          // the quotes: use it in place instead of unescaping into a copy.
+          std::string_view tok = v.raw_json_token();
+          while (!tok.empty() && tok.back() != '"') tok.remove_suffix(1);
+          if (tok.size() >= 2 && !std::memchr(tok.data() + 1, '\\', tok.size() - 2)) {
+            iv.text = tok.substr(1, tok.size() - 2);
+            break;
+          }
           err = v.get_string().get(iv.text);
           break;
+        }
         case simdjson::ondemand::json_type::number:
           iv.tag = InValue::Num;
           iv.text = trim(std::string_view(v.raw_json_token()));
@@ -1408,6 +1434,7 @@ class LoadImpl : public Load {
   std::vector<std::string> prefixes_;
   std::vector<InValue> vals_;
   std::vector<char> present_;
+  size_t next_src_ = 0;
   std::vector<std::pair<size_t, bool>> fields_;
   std::vector<std::string> csv_store_;
 

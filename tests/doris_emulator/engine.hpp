@@ -33,6 +33,11 @@ namespace cdc2doris::emu {
 
 int64_t now_ms();
 
+// Process-wide malloc settings for the emulator and its benchmark: keep freed
+// heap instead of trimming it back to the kernel after every load (each load
+// frees the rows it replaced, and re-faulting those pages cost ~10% of ingest).
+void keep_freed_heap();
+
 struct Config {
   std::map<std::string, std::string> users{{"root", ""}};
   std::string data_dir;                   // empty: memory only

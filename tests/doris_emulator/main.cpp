@@ -33,6 +33,7 @@ int64_t to_int(const std::string& flag, const std::string& v) {
 
 int main(int argc, char** argv) {
   using namespace cdc2doris::emu;
+  keep_freed_heap();
   Config cfg;
   ServerOptions so;
   int be_count = 1;

@@ -17,9 +17,13 @@ std::string upper(std::string_view s) {
   return r;
 }
 
+// The C-locale isspace set, inline: trim runs for every line and value and
+// std::isspace is an out-of-line locale lookup.
+constexpr bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -215,11 +219,6 @@ bool parse_datetime(std::string_view s, DateTimeVal* o, bool date_only) {
   }
   (void)date_only;
   return p == s.size();
-}
-
-void append_2(std::string* out, int v) {
-  out->push_back(static_cast<char>('0' + v / 10));
-  out->push_back(static_cast<char>('0' + v % 10));
 }
 
 bool as_text(const InValue& in, std::string_view* s) {
@@ -467,35 +466,42 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
       if (in.tag != InValue::Str && in.tag != InValue::Num) { *why = "not a date"; return false; }
       DateTimeVal dt;
       if (!parse_datetime(in.text, &dt, t.kind == Kind::Date)) { *why = "invalid " + t.sql() + " value"; return false; }
-      out->push_back('"');
-      append_2(out, dt.y / 100);
-      append_2(out, dt.y % 100);
-      out->push_back('-');
-      append_2(out, dt.mo);
-      out->push_back('-');
-      append_2(out, dt.d);
+      // Rendered into a local buffer and appended once.
+      char b[32];
+      char* w = b;
+      auto two = [&w](int v) {
+        *w++ = static_cast<char>('0' + v / 10);
+        *w++ = static_cast<char>('0' + v % 10);
+      };
+      *w++ = '"';
+      two(dt.y / 100);
+      two(dt.y % 100);
+      *w++ = '-';
+      two(dt.mo);
+      *w++ = '-';
+      two(dt.d);
       int64_t enc = (static_cast<int64_t>(dt.y) * 10000 + dt.mo * 100 + dt.d);
       if (t.kind == Kind::DateTime) {
-        out->push_back(' ');
-        append_2(out, dt.h);
-        out->push_back(':');
-        append_2(out, dt.mi);
-        out->push_back(':');
-        append_2(out, dt.se);
+        *w++ = ' ';
+        two(dt.h);
+        *w++ = ':';
+        two(dt.mi);
+        *w++ = ':';
+        two(dt.se);
         int64_t us = dt.us;
         int64_t div = 1;
         for (int i = t.frac; i < 6; ++i) div *= 10;
         us = us / div * div;  // truncation to the declared precision
         if (t.frac > 0) {
-          char f[6];
-          int64_t x = us;
-          for (int k = 5; k >= 0; --k) { f[k] = static_cast<char>('0' + x % 10); x /= 10; }
-          out->push_back('.');
-          out->append(f, static_cast<size_t>(t.frac));
+          *w++ = '.';
+          int64_t x = us / div;
+          for (int k = t.frac - 1; k >= 0; --k) { w[k] = static_cast<char>('0' + x % 10); x /= 10; }
+          w += t.frac;
         }
         enc = ((enc * 1000000 + dt.h * 10000 + dt.mi * 100 + dt.se) * 1000000) + us;
       }
-      out->push_back('"');
+      *w++ = '"';
+      out->append(b, static_cast<size_t>(w - b));
       if (key) put_i64(key, enc);
       return true;
     }
