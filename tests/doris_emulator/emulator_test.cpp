@@ -261,6 +261,37 @@ TEST_CASE("BE body reader: chunk extensions, trailers, split chunk lines, keep-a
   }
 }
 
+TEST_CASE("partial update with cdc2doris' client headers over HTTP, kept across kill -9", "[emulator][partial]") {
+  cdc2doris::test::TempDir dir("emu-partial");
+  EmulatorOptions o;
+  o.data_dir = dir.path().string();
+  Emulator e(o);
+  make_table(e, "CREATE TABLE pt (id BIGINT, v STRING, w STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  e.stream_load("d", "pt", "{\"id\":1,\"v\":\"a\",\"w\":\"keep\"}\n{\"id\":2,\"v\":\"b\",\"w\":\"gone\"}\n",
+                {{"format", "json"}});
+  // The header set core/doris/beast_client.cpp writes for LoadSpec::partial_columns = {id, v}.
+  Raw c(e.bes()[0]);
+  c.send(put_head("/api/d/pt/_stream_load", e.auth(),
+                  "Expect: 100-continue\r\nformat: json\r\nread_json_by_line: true\r\npartial_columns: true\r\n"
+                  "columns: id,v,__DORIS_DELETE_SIGN__\r\ntimeout: 600\r\nlabel: partial_1\r\n"
+                  "two_phase_commit: true\r\nTransfer-Encoding: chunked\r\n"));
+  CHECK(c.recv("\r\n\r\n").rfind("HTTP/1.1 100 Continue", 0) == 0);
+  std::string body = "{\"id\":1,\"v\":\"a2\",\"__DORIS_DELETE_SIGN__\":0}\n{\"id\":2,\"v\":null,\"__DORIS_DELETE_SIGN__\":1}\n"
+                     "{\"id\":3,\"v\":\"c\",\"__DORIS_DELETE_SIGN__\":0}\n";
+  char size[16];
+  std::snprintf(size, sizeof size, "%zx\r\n", body.size());
+  c.send(size + body + "\r\n0\r\n\r\n");
+  auto resp = c.recv("\n}\n");
+  auto load = J(resp.substr(resp.find('{')));
+  CHECK(S(load, "Status") == "Success");
+  CHECK(load.at("NumberLoadedRows").as_int64() == 3);
+  CHECK(S(J(e.txn("d", "commit", load.at("TxnId").as_int64()).body), "status") == "Success");
+  const std::vector<std::string> want{R"({"id":1,"v":"a2","w":"keep"})", R"({"id":3,"v":"c","w":null})"};
+  CHECK(e.rows("d", "pt") == want);
+  e.restart(/*crash=*/true);
+  CHECK(e.rows("d", "pt") == want);
+}
+
 TEST_CASE("oversized bodies get the limit error", "[emulator][be]") {
   EmulatorOptions o;
   o.extra_args = {"--streaming-load-max-mb", "1", "--streaming-load-json-max-mb", "1"};

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unordered_set>
 
 namespace cdc2doris::emu {
 
@@ -358,7 +359,8 @@ void Engine::wal_stage(const Txn& t) {
     put_s(&r, row.key);
     put_s(&r, row.seq);
     put_s(&r, row.line);
-    r.push_back(row.del ? 1 : 0);
+    // Flag bits; logs written before partial updates only ever set bit 0.
+    r.push_back(static_cast<char>((row.del ? 1 : 0) | (row.partial ? 2 : 0) | (row.seq_missing ? 4 : 0)));
   }
   wal_write(r, false);
 }
@@ -456,7 +458,10 @@ void Engine::replay(std::string_view rec) {
         row.seq = r.s();
         row.line = r.s();
         if (r.p >= rec.size()) throw std::runtime_error("truncated wal row");
-        row.del = rec[r.p++] != 0;
+        char flags = rec[r.p++];
+        row.del = (flags & 1) != 0;
+        row.partial = (flags & 2) != 0;
+        row.seq_missing = (flags & 4) != 0;
         t->rows.push_back(std::move(row));
       }
       break;
@@ -537,6 +542,60 @@ void Engine::precommit_or_commit(Txn& t, bool publish_timeout, int64_t visible_a
   if (t.visible_at_ms == 0) apply_visible(t);
 }
 
+std::vector<std::pair<std::string_view, std::string_view>> split_row_line(std::string_view l) {
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  auto skip_string = [&](size_t i) {  // l[i] == '"'; returns the index after the closing quote
+    for (++i; i < l.size() && l[i] != '"'; ++i)
+      if (l[i] == '\\') ++i;
+    return std::min(i + 1, l.size());
+  };
+  size_t p = 1;
+  while (p < l.size() && l[p] == '"') {
+    size_t name_end = skip_string(p);
+    std::string_view name = l.substr(p, name_end - p);
+    size_t v = name_end + 1, e = v;  // past ':'
+    if (e < l.size() && l[e] == '"') {
+      e = skip_string(e);
+    } else if (e < l.size() && (l[e] == '{' || l[e] == '[')) {
+      int depth = 0;
+      for (; e < l.size(); ++e) {
+        if (l[e] == '"') { e = skip_string(e) - 1; continue; }
+        if (l[e] == '{' || l[e] == '[') ++depth;
+        else if ((l[e] == '}' || l[e] == ']') && --depth == 0) { ++e; break; }
+      }
+    } else {
+      while (e < l.size() && l[e] != ',' && l[e] != '}') ++e;
+    }
+    out.emplace_back(name, l.substr(v, e - v));
+    p = e + 1;  // past ',' (or the final '}')
+  }
+  return out;
+}
+
+std::string Engine::merge_partial_line(const Table& tb, const std::string* stored, const std::string& partial) {
+  auto given = split_row_line(partial);
+  std::vector<std::pair<std::string_view, std::string_view>> old;
+  if (stored) old = split_row_line(*stored);
+  std::string out = "{", qname;
+  for (size_t c = 0; c < tb.cols.size(); ++c) {
+    const Column& col = tb.cols[c];
+    qname.clear();
+    append_json_string(&qname, col.name);
+    if (c) out += ',';
+    out += qname;
+    out += ':';
+    auto find = [&](const auto& parts) -> const std::string_view* {
+      for (auto& [n, v] : parts)
+        if (n == qname) return &v;
+      return nullptr;
+    };
+    if (auto* v = find(given)) out += *v;
+    else if (auto* o = find(old)) out += *o;
+    else out += col.def ? *col.def : "null";
+  }
+  return out + "}";
+}
+
 void Engine::apply_visible(Txn& t) {
   t.state = TxnState::Visible;
   t.finish_ms = now_ms();
@@ -560,6 +619,15 @@ void Engine::apply_visible(Txn& t) {
       tb->unique_rows.reserve(tb->unique_rows.size() + t.rows.size());
       for (auto& r : t.rows) {
         auto it = tb->unique_rows.find(r.key);
+        if (r.partial) {
+          // Columns the load did not set keep their stored values (a new or
+          // deleted key gets defaults/NULL); an unset sequence value is the
+          // stored one, or the lowest possible for a new key.
+          const StoredRow* old = it != tb->unique_rows.end() ? &it->second : nullptr;
+          const bool live = old && !old->deleted;
+          if (r.seq_missing) r.seq = old ? old->seq : std::string();
+          if (!r.del) r.line = merge_partial_line(*tb, live ? &old->line : nullptr, r.line);
+        }
         if (has_seq) {
           if (it != tb->unique_rows.end() && it->second.seq > r.seq) continue;
           if (it == tb->unique_rows.end()) it = tb->unique_rows.emplace(std::move(r.key), StoredRow{}).first;
@@ -735,16 +803,41 @@ class LoadImpl : public Load {
       return "[ANALYSIS_ERROR]" + kFe + "Not support DELETE ON clause when merge type is not MERGE.";
     if (merge_ != Merge::Append && !unique_)
       return "[ANALYSIS_ERROR]" + kFe + "load by MERGE or DELETE is only supported in unique tables.";
+    // Partial updates: the BE's checks (stream_load.cpp), in its order.
     std::string ukum = header(h, "unique_key_update_mode");
     if (!ukum.empty()) {
       std::string u = lower(ukum);
-      if (u != "upsert" && u != "update_fixed_columns" && u != "update_flexible_columns")
+      if (u == "update_flexible_columns") {
+        if (fmt_ != Fmt::Json)
+          return "[INVALID_ARGUMENT]flexible partial update only support json format as input file currently";
+        if (lower(header(h, "fuzzy_parse")) == "true")
+          return "[INVALID_ARGUMENT]Don't support flexible partial update when 'fuzzy_parse' is enabled";
+        for (const char* forbidden : {"columns", "jsonpaths", "hidden_columns", "function_column.sequence_col",
+                                      "merge_type", "where"})
+          if (!header(h, forbidden).empty())
+            return std::string("[INVALID_ARGUMENT]Don't support flexible partial update when '") + forbidden +
+                   "' is specified";
+        partial_ = Partial::Flexible;
+      } else if (u == "update_fixed_columns") {
+        partial_ = Partial::Fixed;
+      } else if (u != "upsert") {
         return "[INVALID_ARGUMENT]Invalid unique_key_partial_mode " + ukum +
                ", must be one of 'UPSERT', 'UPDATE_FIXED_COLUMNS' or 'UPDATE_FLEXIBLE_COLUMNS'";
-      if (u != "upsert") return "[NOT_IMPLEMENTED_ERROR]partial column updates are not supported by the emulator";
+      }
     } else if (lower(header(h, "partial_columns")) == "true") {
-      return "[NOT_IMPLEMENTED_ERROR]partial column updates are not supported by the emulator";
+      partial_ = Partial::Fixed;
     }
+    if (std::string nk = header(h, "partial_update_new_key_behavior"); !nk.empty()) {
+      for (auto& c : nk) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      if (nk != "APPEND" && nk != "ERROR")
+        return "[INVALID_ARGUMENT]Invalid partial_update_new_key_behavior " + nk + ", must be one of {'APPEND', 'ERROR'}";
+      new_key_error_ = nk == "ERROR";
+    }
+    // FE planner: only merge-on-write UNIQUE tables (every UNIQUE table here);
+    // fixed columns without a `columns` list is a plain upsert.
+    if (partial_ != Partial::None && !unique_)
+      return "[ANALYSIS_ERROR]" + kFe + "Only unique key merge on write support partial update";
+    if (partial_ == Partial::Fixed && trim(header(h, "columns")).empty()) partial_ = Partial::None;
     for (const char* unsupported : {"where", "jsonpaths", "json_root"})
       if (has_header(h, unsupported))
         return std::string("[NOT_IMPLEMENTED_ERROR]header '") + unsupported + "' is not supported by the emulator";
@@ -786,6 +879,11 @@ class LoadImpl : public Load {
       }
     } else {
       for (auto& c : cols_) src_names_.push_back(c.name);
+      // Flexible rows may carry the delete sign and the hidden sequence column.
+      if (partial_ == Partial::Flexible) {
+        src_names_.push_back("__DORIS_DELETE_SIGN__");
+        if (hidden_seq_) src_names_.push_back("__DORIS_SEQUENCE_COL__");
+      }
       std::string hidden = header(h, "hidden_columns");
       std::string_view hs = hidden;
       while (!hs.empty()) {
@@ -823,9 +921,18 @@ class LoadImpl : public Load {
         if (!found) return "[ANALYSIS_ERROR]" + kFe + "Unknown column '" + target + "' in '" + table_ + "'";
       }
     }
+    if (partial_ == Partial::Fixed) {
+      if (seq_src_ >= 0)  // only `columns` can have named it at this point
+        return "[ANALYSIS_ERROR]" + kFe +
+               "Partial update should not include invisible column except delete sign column: __DORIS_SEQUENCE_COL__";
+      for (size_t c = 0; c < cols_.size(); ++c)
+        if (cols_[c].key && col_src_[c] < 0)
+          return "[ANALYSIS_ERROR]" + kFe + "Partial update should include all key columns, missing: " + cols_[c].name;
+    }
     if (hidden_seq_) {
       std::string seq_src = header(h, "function_column.sequence_col");
-      if (seq_src.empty() && seq_src_ < 0)
+      // A partial update may leave the sequence out: the stored value is kept.
+      if (seq_src.empty() && seq_src_ < 0 && partial_ == Partial::None)
         return "[ANALYSIS_ERROR]" + kFe + "Table " + table_ + " has sequence column, need to specify the sequence column";
       if (!seq_src.empty()) {
         seq_src_ = src_index(seq_src);
@@ -840,7 +947,9 @@ class LoadImpl : public Load {
         }
       }
     }
-    for (size_t c = 0; c < cols_.size(); ++c)
+    // Columns a partial update leaves out come from the stored row (new keys
+    // are checked per row in finish()).
+    for (size_t c = 0; c < cols_.size() && partial_ == Partial::None; ++c)
       if (col_src_[c] < 0 && !cols_[c].nullable && !cols_[c].def)
         return "[ANALYSIS_ERROR]" + kFe + "Column has no default value. column: " + cols_[c].name;
     if (merge_ == Merge::MergeOn) {
@@ -937,6 +1046,10 @@ class LoadImpl : public Load {
         pending_.clear();
       }
     }
+    if (!failed_ && partial_ != Partial::None && !count_only_)
+      if (auto* d = e_.find_db(db_))
+        for (auto& [n, tab] : d->tables)
+          if (tab->id == table_id_) check_new_keys(*tab);
     auto& st = e_.stats();
     st.bytes += received_;
     reply_.bytes = received_;
@@ -1323,10 +1436,22 @@ class LoadImpl : public Load {
     std::string why;
     for (size_t c = 0; c < cols_.size(); ++c) {
       const Column& col = cols_[c];
-      if (c) line.push_back(',');
+      int si = col_src_[c];
+      if (partial_ != Partial::None) {
+        // Fixed: the columns named in `columns`; flexible: the keys this row has.
+        bool given = si >= 0 && (partial_ == Partial::Fixed || present_[static_cast<size_t>(si)]);
+        if (!given) {
+          if (col.key) {
+            filter("column_name[" + col.name + "], key column missing in a flexible partial update row", src);
+            return;
+          }
+          if (static_cast<int>(c) == seq_col_) r.seq_missing = true;
+          continue;
+        }
+      }
+      if (line.size() > 1) line.push_back(',');
       line += prefixes_[c];
       std::string* kp = (unique_ && col.key) ? &r.key : (static_cast<int>(c) == seq_col_ ? &r.seq : nullptr);
-      int si = col_src_[c];
       InValue dv;
       const InValue* v = (si >= 0 && present_[static_cast<size_t>(si)]) ? &vals_[static_cast<size_t>(si)] : nullptr;
       if (!v) {
@@ -1369,7 +1494,8 @@ class LoadImpl : public Load {
     line.push_back('}');
     if (hidden_seq_) {
       const InValue* v = seq_src_ >= 0 && present_[static_cast<size_t>(seq_src_)] ? &vals_[static_cast<size_t>(seq_src_)] : nullptr;
-      if (!v || v->tag == InValue::Null) encode_null(&r.seq);
+      if (partial_ != Partial::None && (seq_src_ < 0 || (partial_ == Partial::Flexible && !v))) r.seq_missing = true;
+      else if (!v || v->tag == InValue::Null) encode_null(&r.seq);
       else {
         std::string scratch;
         encode_not_null(&r.seq);
@@ -1398,8 +1524,63 @@ class LoadImpl : public Load {
         }
       }
     }
+    r.partial = partial_ != Partial::None;
     ++loaded_;
     rows_.push_back(std::move(r));
+  }
+
+  // Partial update rows whose key the table does not have (nor an earlier row
+  // of this load): ERROR fails the load; APPEND needs a value for every
+  // NOT NULL column without a default that the row leaves out.
+  void check_new_keys(const Table& tb) {
+    std::unordered_set<std::string> added;
+    size_t out = 0;
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      StagedRow& r = rows_[i];
+      auto it = tb.unique_rows.find(r.key);
+      bool exists = (it != tb.unique_rows.end() && !it->second.deleted) || added.count(r.key);
+      if (r.del) {
+        added.erase(r.key);
+      } else if (!exists) {
+        auto parts = split_row_line(r.line);
+        auto has = [&](size_t c) {
+          std::string_view q(prefixes_[c].data(), prefixes_[c].size() - 1);  // without ':'
+          for (auto& [n, v] : parts)
+            if (n == q) return true;
+          return false;
+        };
+        if (new_key_error_) {
+          std::string key;
+          for (size_t c = 0; c < cols_.size(); ++c) {
+            if (!cols_[c].key) continue;
+            std::string_view v;
+            for (auto& [n, tok] : parts)
+              if (n == std::string_view(prefixes_[c].data(), prefixes_[c].size() - 1)) v = tok;
+            if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
+            if (!key.empty()) key += ", ";
+            key += v;
+          }
+          fail_ = "[E-7003]Can't append new rows in partial update when partial_update_new_key_behavior is ERROR. "
+                  "Row with key=[" + key + "] is not in table.";
+          failed_ = true;
+          return;
+        }
+        int missing = -1;
+        for (size_t c = 0; c < cols_.size() && missing < 0; ++c)
+          if (!cols_[c].nullable && !cols_[c].def && !has(c)) missing = static_cast<int>(c);
+        if (missing >= 0) {
+          filter("the unmentioned column `" + cols_[static_cast<size_t>(missing)].name +
+                     "` should have default value or be nullable for newly inserted rows in non-strict mode partial update",
+                 r.line);
+          --loaded_;
+          continue;
+        }
+        added.insert(r.key);
+      }
+      if (out != i) rows_[out] = std::move(r);
+      ++out;
+    }
+    rows_.resize(out);
   }
 
   Engine& e_;
@@ -1424,6 +1605,8 @@ class LoadImpl : public Load {
   bool strict_ = false;
   double max_filter_ratio_ = 0;
   Merge merge_ = Merge::Append;
+  enum class Partial { None, Fixed, Flexible } partial_ = Partial::None;
+  bool new_key_error_ = false;  // partial_update_new_key_behavior: ERROR
   int merge_src_ = -1;
   std::string merge_value_;
   bool merge_neq_ = false;

@@ -101,7 +101,15 @@ const char* to_string(TxnState s);
 struct StagedRow {
   std::string key, seq, line;
   bool del = false;
+  // Partial-column update: `line` holds only the columns the load sets; the
+  // others are taken from the stored row when the txn becomes visible.
+  bool partial = false;
+  bool seq_missing = false;  // partial row without a sequence value: reuse the stored one
 };
+
+// Splits a row line as the emulator renders it ({"a":tok,"b":tok}) into
+// (quoted column name, value token) pairs.
+std::vector<std::pair<std::string_view, std::string_view>> split_row_line(std::string_view line);
 
 struct Txn {
   int64_t id = 0;
@@ -240,6 +248,9 @@ class Engine {
   int64_t running_txns(const Database& db) const;
   void wal_stage(const Txn& t);
   void migrate_rows(Table& t, const std::vector<Column>& old_cols, std::vector<StagedRow>& rows);
+  // Full row line for a partial-update row: its columns over the stored row's
+  // (nullptr: a new key, so defaults/NULL for the columns it does not set).
+  static std::string merge_partial_line(const Table& t, const std::string* stored, const std::string& partial);
 
  private:
   friend class LoadImpl;

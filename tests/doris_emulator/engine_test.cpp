@@ -509,3 +509,193 @@ TEST_CASE("write-ahead log: state survives restart, torn tail is cut", "[emulato
   std::string next_id = std::to_string(I(g.load("t", "4\tx\t1\n", {{"label", "after"}}), "TxnId"));
   CHECK(std::stoll(next_id) > std::stoll(com_id));
 }
+
+namespace {
+
+// The headers cdc2doris' client sends for a fixed-column partial update.
+std::map<std::string, std::string> partial_headers(const std::string& columns) {
+  return {{"format", "json"}, {"read_json_by_line", "true"}, {"partial_columns", "true"}, {"columns", columns}};
+}
+
+const char* kProfile =
+    "CREATE TABLE p (id BIGINT NOT NULL, name VARCHAR(20), balance DECIMAL(10,2), city STRING DEFAULT \"nowhere\") "
+    "UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1";
+
+}  // namespace
+
+TEST_CASE("partial update: listed columns change, the others keep their stored values", "[emulator][partial]") {
+  Fix f;
+  f.e.execute_sql("d", kProfile);
+  f.load("p", "{\"id\":1,\"name\":\"ann\",\"balance\":10,\"city\":\"rome\"}\n"
+              "{\"id\":2,\"name\":\"bob\",\"balance\":20,\"city\":\"oslo\"}\n",
+         {{"format", "json"}});
+  // Exactly what the client sends: partial_columns + columns incl. the delete sign.
+  auto r = f.load("p",
+                  "{\"id\":1,\"balance\":\"11.5\",\"__DORIS_DELETE_SIGN__\":0}\n"
+                  "{\"id\":1,\"balance\":12,\"__DORIS_DELETE_SIGN__\":0}\n",  // same key twice: applied in order
+                  partial_headers("id,balance,__DORIS_DELETE_SIGN__"));
+  CHECK(S(r, "Status") == "Success");
+  CHECK(I(r, "NumberLoadedRows") == 2);
+  CHECK(f.rows("p") == std::vector<std::string>{R"({"id":1,"name":"ann","balance":"12.00","city":"rome"})",
+                                                 R"({"id":2,"name":"bob","balance":"20.00","city":"oslo"})"});
+  // unique_key_update_mode (case-insensitive) is the same thing; a listed
+  // column missing from a JSON row is set to NULL, not kept.
+  f.load("p", "{\"id\":2,\"city\":\"bergen\"}\n",
+         {{"format", "json"}, {"unique_key_update_mode", "update_FIXED_columns"}, {"columns", "id,name,city"}});
+  CHECK(f.rows("p")[1] == R"({"id":2,"name":null,"balance":"20.00","city":"bergen"})");
+  // Without `columns` a fixed partial update is a plain upsert (newest Doris).
+  f.load("p", "{\"id\":2,\"name\":\"b2\"}\n", {{"format", "json"}, {"partial_columns", "true"}});
+  CHECK(f.rows("p")[1] == R"({"id":2,"name":"b2","balance":null,"city":"nowhere"})");
+}
+
+TEST_CASE("partial update: new keys APPEND with defaults or fail with E-7003 under ERROR", "[emulator][partial]") {
+  Fix f;
+  f.e.execute_sql("d", kProfile);
+  f.load("p", "{\"id\":1,\"name\":\"ann\",\"balance\":10,\"city\":\"rome\"}\n", {{"format", "json"}});
+  auto h = partial_headers("id,name");
+  auto r = f.load("p", "{\"id\":5,\"name\":\"eve\"}\n", h);  // APPEND is the default
+  CHECK(S(r, "Status") == "Success");
+  CHECK(f.rows("p")[1] == R"({"id":5,"name":"eve","balance":null,"city":"nowhere"})");
+  h["partial_update_new_key_behavior"] = "append";
+  CHECK(S(f.load("p", "{\"id\":6,\"name\":\"fay\"}\n", h), "Status") == "Success");
+  CHECK(f.rows("p").size() == 3);
+
+  h["partial_update_new_key_behavior"] = "ERROR";
+  h["two_phase_commit"] = "true";
+  r = f.load("p", "{\"id\":1,\"name\":\"a2\"}\n{\"id\":20,\"name\":\"new\"}\n", h);
+  CHECK(S(r, "Status") == "Fail");
+  CHECK(S(r, "Message") ==
+        "[E-7003]Can't append new rows in partial update when partial_update_new_key_behavior is ERROR. "
+        "Row with key=[20] is not in table.");
+  CHECK(I(r, "NumberLoadedRows") == 0);
+  CHECK(f.e.txns_json("d").find("\"state\":\"ABORTED\"") != std::string::npos);
+  CHECK(f.rows("p")[0] == R"({"id":1,"name":"ann","balance":"10.00","city":"rome"})");  // nothing applied
+  // Existing keys only: fine under ERROR.
+  r = f.load("p", "{\"id\":1,\"name\":\"a2\"}\n", h);
+  CHECK(S(r, "Status") == "Success");
+  f.txn("commit", std::to_string(I(r, "TxnId")));
+  CHECK(f.rows("p")[0] == R"({"id":1,"name":"a2","balance":"10.00","city":"rome"})");
+
+  h["partial_update_new_key_behavior"] = "sometimes";
+  CHECK(S(f.load("p", "{\"id\":1}\n", h), "Message") ==
+        "[INVALID_ARGUMENT]Invalid partial_update_new_key_behavior SOMETIMES, must be one of {'APPEND', 'ERROR'}");
+
+  // A NOT NULL column without default that a new row leaves out: the row is filtered.
+  f.e.execute_sql("d", "CREATE TABLE nn (id INT NOT NULL, a INT NOT NULL, b INT) UNIQUE KEY(id) "
+                       "DISTRIBUTED BY HASH(id) BUCKETS 1");
+  f.load("nn", "{\"id\":1,\"a\":1,\"b\":1}\n", {{"format", "json"}});
+  r = f.load("nn", "{\"id\":1,\"b\":2}\n{\"id\":2,\"b\":2}\n", partial_headers("id,b"));
+  CHECK(S(r, "Message") == "[DATA_QUALITY_ERROR]too many filtered rows");
+  CHECK(I(r, "NumberFilteredRows") == 1);
+  auto h2 = partial_headers("id,b");
+  h2["max_filter_ratio"] = "0.5";
+  r = f.load("nn", "{\"id\":1,\"b\":2}\n{\"id\":2,\"b\":2}\n", h2);
+  CHECK(S(r, "Status") == "Success");
+  CHECK(f.rows("nn") == std::vector<std::string>{R"({"id":1,"a":1,"b":2})"});
+}
+
+TEST_CASE("partial update: header checks, non-UNIQUE tables, key columns", "[emulator][partial]") {
+  Fix f;
+  f.e.execute_sql("d", kProfile);
+  f.e.execute_sql("d", "CREATE TABLE dup (id INT, v INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  CHECK(S(f.load("p", "{}\n", {{"format", "json"}, {"unique_key_update_mode", "partial"}}), "Message") ==
+        "[INVALID_ARGUMENT]Invalid unique_key_partial_mode partial, must be one of 'UPSERT', 'UPDATE_FIXED_COLUMNS' "
+        "or 'UPDATE_FLEXIBLE_COLUMNS'");
+  CHECK(S(f.load("dup", "{\"id\":1}\n", partial_headers("id")), "Message") ==
+        "[ANALYSIS_ERROR]" + kFe + "Only unique key merge on write support partial update");
+  CHECK(S(f.load("p", "{\"name\":\"x\"}\n", partial_headers("name,balance")), "Message") ==
+        "[ANALYSIS_ERROR]" + kFe + "Partial update should include all key columns, missing: id");
+  CHECK(S(f.load("p", "1\tx\n", {{"unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS"}}), "Message") ==
+        "[INVALID_ARGUMENT]flexible partial update only support json format as input file currently");
+  CHECK(S(f.load("p", "{}\n",
+                 {{"format", "json"}, {"unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS"},
+                  {"hidden_columns", "__DORIS_DELETE_SIGN__"}}),
+          "Message") == "[INVALID_ARGUMENT]Don't support flexible partial update when 'hidden_columns' is specified");
+  CHECK(S(f.load("p", "{}\n",
+                 {{"format", "json"}, {"unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS"}, {"columns", "id"}}),
+          "Message") == "[INVALID_ARGUMENT]Don't support flexible partial update when 'columns' is specified");
+  // UPSERT is a normal load.
+  CHECK(S(f.load("p", "{\"id\":9}\n", {{"format", "json"}, {"unique_key_update_mode", "Upsert"}}), "Status") ==
+        "Success");
+}
+
+TEST_CASE("partial update: sequence column reused when not given, delete sign deletes", "[emulator][partial]") {
+  Fix f;
+  f.e.execute_sql("d", "CREATE TABLE s (id INT, v STRING, w STRING, ver BIGINT) UNIQUE KEY(id) "
+                       "DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES (\"function_column.sequence_col\" = \"ver\")");
+  f.load("s", "{\"id\":1,\"v\":\"a\",\"w\":\"x\",\"ver\":5}\n{\"id\":2,\"v\":\"b\",\"w\":\"y\",\"ver\":5}\n",
+         {{"format", "json"}});
+  // No sequence in the update: the stored 5 is reused, so the update applies.
+  f.load("s", "{\"id\":1,\"v\":\"a2\"}\n", partial_headers("id,v"));
+  CHECK(f.rows("s")[0] == R"({"id":1,"v":"a2","w":"x","ver":5})");
+  // With a sequence: an older one loses, a newer one wins and is stored.
+  f.load("s", "{\"id\":1,\"w\":\"old\",\"ver\":4}\n", partial_headers("id,w,ver"));
+  CHECK(f.rows("s")[0] == R"({"id":1,"v":"a2","w":"x","ver":5})");
+  f.load("s", "{\"id\":1,\"w\":\"new\",\"ver\":7}\n", partial_headers("id,w,ver"));
+  CHECK(f.rows("s")[0] == R"({"id":1,"v":"a2","w":"new","ver":7})");
+  // Delete sign in a partial row deletes the key (sequence reused: 5 >= 5).
+  f.load("s", "{\"id\":2,\"__DORIS_DELETE_SIGN__\":1}\n", partial_headers("id,__DORIS_DELETE_SIGN__"));
+  CHECK(f.rows("s").size() == 1);
+  // ... and leaves a tombstone with that sequence: an older full row cannot resurrect it.
+  f.load("s", "{\"id\":2,\"v\":\"zombie\",\"w\":\"z\",\"ver\":4}\n", {{"format", "json"}});
+  CHECK(f.rows("s").size() == 1);
+
+  // Hidden sequence column: the header mapping gives it, its absence reuses the stored one.
+  f.e.execute_sql("d", "CREATE TABLE hs (id INT, v STRING, w STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "
+                       "PROPERTIES (\"function_column.sequence_type\" = \"BIGINT\")");
+  f.load("hs", "{\"id\":1,\"v\":\"a\",\"w\":\"x\",\"lsn\":10}\n",
+         {{"format", "json"}, {"columns", "id,v,w,lsn"}, {"function_column.sequence_col", "lsn"}});
+  f.load("hs", "{\"id\":1,\"w\":\"y\"}\n", partial_headers("id,w"));
+  CHECK(f.rows("hs")[0] == R"({"id":1,"v":"a","w":"y"})");
+  auto h = partial_headers("id,v,lsn");
+  h["function_column.sequence_col"] = "lsn";
+  f.load("hs", "{\"id\":1,\"v\":\"stale\",\"lsn\":9}\n", h);
+  CHECK(f.rows("hs")[0] == R"({"id":1,"v":"a","w":"y"})");
+  f.load("hs", "{\"id\":1,\"v\":\"fresh\",\"lsn\":11}\n", h);
+  CHECK(f.rows("hs")[0] == R"({"id":1,"v":"fresh","w":"y"})");
+  CHECK(S(f.load("hs", "{\"id\":1}\n", partial_headers("id,__DORIS_SEQUENCE_COL__")), "Message") ==
+        "[ANALYSIS_ERROR]" + kFe +
+            "Partial update should not include invisible column except delete sign column: __DORIS_SEQUENCE_COL__");
+}
+
+TEST_CASE("partial update: flexible columns per row", "[emulator][partial]") {
+  Fix f;
+  f.e.execute_sql("d", kProfile);
+  f.load("p", "{\"id\":1,\"name\":\"ann\",\"balance\":10,\"city\":\"rome\"}\n"
+              "{\"id\":2,\"name\":\"bob\",\"balance\":20,\"city\":\"oslo\"}\n",
+         {{"format", "json"}});
+  std::map<std::string, std::string> h{{"format", "json"}, {"unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS"}};
+  auto r = f.load("p",
+                  "{\"id\":1,\"balance\":1}\n{\"id\":2,\"city\":\"bergen\",\"name\":null}\n"
+                  "{\"id\":3,\"name\":\"cy\"}\n{\"id\":1,\"__DORIS_DELETE_SIGN__\":1}\n{\"name\":\"nokey\"}\n",
+                  {{"format", "json"}, {"unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS"}, {"max_filter_ratio", "0.5"}});
+  CHECK(S(r, "Status") == "Success");
+  CHECK(I(r, "NumberFilteredRows") == 1);  // the row without its key
+  CHECK(f.rows("p") == std::vector<std::string>{R"({"id":2,"name":null,"balance":"20.00","city":"bergen"})",
+                                                 R"({"id":3,"name":"cy","balance":null,"city":"nowhere"})"});
+}
+
+TEST_CASE("partial update: staged partial rows survive a restart and apply on commit", "[emulator][partial][persistence]") {
+  cdc2doris::test::TempDir dir("emu-wal-partial");
+  Config c;
+  c.data_dir = dir.path().string();
+  std::string pre_id;
+  {
+    Fix f(c);
+    f.e.execute_sql("d", kProfile);
+    f.load("p", "{\"id\":1,\"name\":\"ann\",\"balance\":10,\"city\":\"rome\"}\n", {{"format", "json"}});
+    f.load("p", "{\"id\":1,\"balance\":11}\n{\"id\":2,\"name\":\"bob\"}\n", partial_headers("id,name,balance"));
+    auto h = partial_headers("id,city,__DORIS_DELETE_SIGN__");
+    h["two_phase_commit"] = "true";
+    // Pre-committed before the restart, committed after it: merged then.
+    pre_id = std::to_string(I(f.load("p", "{\"id\":1,\"city\":\"milan\"}\n{\"id\":2,\"__DORIS_DELETE_SIGN__\":1}\n", h),
+                              "TxnId"));
+  }
+  Fix g(c);
+  CHECK(g.rows("p") == std::vector<std::string>{R"({"id":1,"name":null,"balance":"11.00","city":"rome"})",
+                                                 R"({"id":2,"name":"bob","balance":null,"city":"nowhere"})"});
+  CHECK(S(g.txn("commit", pre_id), "status") == "Success");
+  CHECK(g.rows("p") == std::vector<std::string>{R"({"id":1,"name":null,"balance":"11.00","city":"milan"})"});
+  Fix h(c);  // replayed again, now including the commit
+  CHECK(h.rows("p") == std::vector<std::string>{R"({"id":1,"name":null,"balance":"11.00","city":"milan"})"});
+}

@@ -185,8 +185,10 @@ void reorder_keys(Table& t, const std::vector<std::string>& keys) {
 }
 
 // Rewrites one stored JSON line from old_cols to t.cols (matched by column id,
-// or by name when old_cols is empty).
-std::string migrate_line(const std::string& line, const std::vector<Column>& old_cols, const Table& t) {
+// or by name when old_cols is empty). only_present: a partial-update row, whose
+// missing columns must stay missing (they come from the stored row later).
+std::string migrate_line(const std::string& line, const std::vector<Column>& old_cols, const Table& t,
+                         bool only_present = false) {
   boost::system::error_code ec;
   auto v = boost::json::parse(line, ec);
   if (ec || !v.is_object()) return line;
@@ -194,14 +196,15 @@ std::string migrate_line(const std::string& line, const std::vector<Column>& old
   std::string out = "{";
   for (size_t i = 0; i < t.cols.size(); ++i) {
     const Column& c = t.cols[i];
-    if (i) out += ',';
-    append_json_string(&out, c.name);
-    out += ':';
     const boost::json::value* val = nullptr;
     if (old_cols.empty()) val = obj.if_contains(c.name);
     else
       for (auto& oc : old_cols)
         if (oc.id == c.id) val = obj.if_contains(oc.name);
+    if (!val && only_present) continue;
+    if (out.size() > 1) out += ',';
+    append_json_string(&out, c.name);
+    out += ':';
     if (!val) {
       out += c.def ? *c.def : "null";
       continue;
@@ -226,7 +229,7 @@ boost::json::object exec_status() {
 
 void Engine::migrate_rows(Table& t, const std::vector<Column>& old_cols, std::vector<StagedRow>& rows) {
   for (auto& r : rows)
-    if (!r.line.empty()) r.line = migrate_line(r.line, old_cols, t);
+    if (!r.line.empty()) r.line = migrate_line(r.line, old_cols, t, r.partial);
 }
 
 void Engine::execute_sql(const std::string& db, const std::string& stmt) {
