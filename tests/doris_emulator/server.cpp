@@ -134,7 +134,7 @@ class BodyReader {
       : s_(s), buf_(buf), chunked_(chunked), left_(content_length) {
     size_t have = buf.size();
     // Not zero-filled: hundreds of open loads that sent one row each must
-    // not each touch a megabyte.
+    // not each touch the whole buffer.
     cap_ = std::max<size_t>(kBuf, have);
     rb_.reset(new char[cap_]);
     net::buffer_copy(net::buffer(rb_.get(), have), buf.data());
@@ -234,7 +234,7 @@ class BodyReader {
 
  private:
   enum class State { Size, Data, DataEnd, Trailer, Done };
-  static constexpr size_t kBuf = 1 << 20;
+  static constexpr size_t kBuf = 256 << 10;
 
   void give_back() {
     if (beg_ >= end_) return;
