@@ -254,6 +254,8 @@ struct Decoder::Impl {
 
   RowBuild before_b, after_b, key_b;
   std::vector<std::string> key_names;
+  std::string hint_topic_;  // the topic of the last hinted record, and its hint
+  const SchemaNode* hint_node_ = nullptr;
 
   explicit Impl(DecoderOptions o) : opt(std::move(o)) {
     if (opt.time_zone.empty() || opt.time_zone == "UTC" || opt.time_zone == "Etc/UTC") {
@@ -1192,6 +1194,20 @@ struct Decoder::Impl {
     char op = 0;
     // flattened metadata
     std::optional<bool> deleted;
+    // Images already converted while scanning (see EagerImages).
+    bool after_done = false, before_keys_done = false;
+  };
+
+  // When converting a row image needs nothing the rest of the record tells
+  // (its schema is known up front, or there is none and no per-table hint;
+  // the key columns come from the Kafka key), scan_payload() converts it on
+  // the spot: the after-image whole, the before-image's key columns (enough
+  // to see a primary-key change). Only deletes and key changes then go back
+  // for the whole before-image.
+  struct EagerImages {
+    const SchemaNode* before = nullptr;
+    const SchemaNode* after = nullptr;
+    const std::vector<std::string>* key_columns = nullptr;  // nullptr: before-image later
   };
 
   std::optional<int64_t> opt_int(sj::value& v) {
@@ -1290,7 +1306,8 @@ struct Decoder::Impl {
     return raw.size() >= 2 ? raw.substr(1, raw.size() - 2) : raw;
   }
 
-  PayloadInfo scan_payload(Span payload, const std::string& owner, Change& c, bool flattened, std::string_view root) {
+  PayloadInfo scan_payload(Span payload, const std::string& owner, Change& c, bool flattened, std::string_view root,
+                           const EagerImages* eager) {
     PayloadInfo pi;
     path.clear();
     path_root = root;
@@ -1352,6 +1369,16 @@ struct Decoder::Impl {
         if (t == sj::json_type::object) {
           s.begin = trim_token(v.raw_json_token()).data();
           open = &s;
+          if (eager != nullptr) {
+            sj::object o = v.get_object();
+            if (&s == &pi.after) {
+              convert_object(o, eager->after, after_b, {}, nullptr);
+              pi.after_done = true;
+            } else if (eager->key_columns != nullptr && !eager->key_columns->empty()) {
+              convert_object(o, eager->before, before_b, {}, eager->key_columns);
+              pi.before_keys_done = true;
+            }
+          }
         }
       } else if (is(key, "source")) {
         pi.has_source = true;
@@ -1523,7 +1550,28 @@ struct Decoder::Impl {
     }
     const std::string_view root = fr.wrapper ? "value.payload" : "value";
     const bool as_flat = flattened && (!schema || schema->flat);
-    PayloadInfo pi = scan_payload(fr.payload, buf, c, as_flat, root);
+    // A per-table type hint depends on the source db/table, which follows the
+    // images in the record: predict it from the topic's previous record and
+    // convert again below if the prediction was wrong.
+    const bool hinted = schema == nullptr && static_cast<bool>(opt.schemaless_types);
+    const bool predicted = hinted && hint_topic_ == rec.topic;
+    EagerImages eager;
+    const bool convert_eagerly = !as_flat && (!hinted || predicted);
+    if (convert_eagerly) {
+      eager.before = schema ? schema->before : hinted ? hint_node_ : nullptr;
+      eager.after = schema ? schema->after : hinted ? hint_node_ : nullptr;
+      if (opt.key_columns.empty()) eager.key_columns = &key_names;
+    }
+    PayloadInfo pi;
+    try {
+      pi = scan_payload(fr.payload, buf, c, as_flat, root, convert_eagerly ? &eager : nullptr);
+    } catch (...) {
+      if (!predicted) throw;
+      // Perhaps only the predicted hint did not fit this record's table: the
+      // verdict must come from its own hint, so scan again without it.
+      hint_topic_.clear();
+      pi = scan_payload(fr.payload, buf, c, as_flat, root, nullptr);
+    }
 
     if (as_flat) {
       identity_from_topic(rec.topic, c);
@@ -1583,8 +1631,14 @@ struct Decoder::Impl {
       ++stats.messages;
       return;
     }
-    const SchemaNode* before_schema = schema ? schema->before : hint_for(c);
-    const SchemaNode* after_schema = schema ? schema->after : hint_for(c);
+    const SchemaNode* hint = hinted ? hint_for(c) : nullptr;
+    if (hinted) {
+      if (predicted && hint != hint_node_) pi.after_done = pi.before_keys_done = false;
+      hint_topic_.assign(rec.topic);
+      hint_node_ = hint;
+    }
+    const SchemaNode* before_schema = schema ? schema->before : hint;
+    const SchemaNode* after_schema = schema ? schema->after : hint;
     const std::string_view before_root = fr.wrapper ? "value.payload.before" : "value.before";
     const std::string_view after_root = fr.wrapper ? "value.payload.after" : "value.after";
     if (c.op == 'd') {
@@ -1616,11 +1670,11 @@ struct Decoder::Impl {
       fail(DecodeErrorCode::MissingField, std::string("the after-image (op ") + c.op + " requires it)",
            pi.has_after ? "null" : "absent");
     }
-    convert_image("after", after_schema, after_b, after_root);
+    if (!pi.after_done) convert_image("after", after_schema, after_b, after_root);
     if (c.op == 'u' && pi.before.present() && !c.key_columns.empty()) {
       // Key columns first: most updates keep their key, and converting the
       // whole before-image (timestamps, decimals, JSON) would be wasted.
-      convert_image("before", before_schema, before_b, before_root, {}, &c.key_columns);
+      if (!pi.before_keys_done) convert_image("before", before_schema, before_b, before_root, {}, &c.key_columns);
       if (key_changed(c)) {
         c.primary_key_changed = true;
         ++stats.primary_key_changes;

@@ -382,3 +382,47 @@ TEST_CASE("Unknown time zone is a construction error", "[decode][options]") {
   o.time_zone = "Mars/Olympus";
   CHECK_THROWS_AS(Decoder(o), std::invalid_argument);
 }
+
+TEST_CASE("Schemaless type hints follow the record's own table, also when a topic carries several", "[decode][hints]") {
+  // Two tables on one topic (a topic-routing SMT): the decoder predicts the
+  // hint from the topic's previous record and must not apply the wrong one.
+  const SchemaNode dates = compile_schema(
+      R"({"type":"struct","fields":[{"field":"id","type":"int64"},{"field":"d","type":"int32","name":"io.debezium.time.Date"}]})");
+  const SchemaNode texts = compile_schema(
+      R"({"type":"struct","fields":[{"field":"id","type":"int64"},{"field":"d","type":"string"}]})");
+  const SchemaNode ints = compile_schema(
+      R"({"type":"struct","fields":[{"field":"id","type":"int64"},{"field":"d","type":"int32"}]})");
+  DecoderOptions o;
+  o.schemaless_types = [&](std::string_view, std::string_view table) -> const SchemaNode* {
+    return table == "dated" ? &dates : table == "texted" ? &texts : table == "counted" ? &ints : nullptr;
+  };
+  Run run(o);
+  auto rec = [](std::string_view table, std::string_view op, std::string_view before, std::string_view after) {
+    std::string src = kMysqlSource;
+    src.replace(src.find("\"customers\""), 11, "\"" + std::string(table) + "\"");
+    return std::string(R"({"before":)") + std::string(before) + R"(,"after":)" + std::string(after) + "," + src +
+           R"(,"op":")" + std::string(op) + R"(","ts_ms":1})";
+  };
+  const std::string_view topic = "routed.all";
+  const std::string_view key = R"({"id":1})";
+  REQUIRE_FALSE(run(rec("dated", "c", "null", R"({"id":1,"d":19000})"), key, topic));
+  CHECK(run.row() == R"({"id":1,"d":"2022-01-08","__DORIS_DELETE_SIGN__":0})");
+  // Same topic, other table: the predicted (dated) hint would reject "x".
+  REQUIRE_FALSE(run(rec("texted", "c", "null", R"({"id":1,"d":"x"})"), key, topic));
+  CHECK(run.row() == R"({"id":1,"d":"x","__DORIS_DELETE_SIGN__":0})");
+  REQUIRE_FALSE(run(rec("dated", "u", R"({"id":1,"d":19000})", R"({"id":1,"d":19001})"), key, topic));
+  CHECK(run.row() == R"({"id":1,"d":"2022-01-09","__DORIS_DELETE_SIGN__":0})");
+  // The predicted (dated) hint would accept 19001 and silently make it a date.
+  REQUIRE_FALSE(run(rec("counted", "u", R"({"id":1,"d":19000})", R"({"id":1,"d":19001})"), key, topic));
+  CHECK(run.row() == R"({"id":1,"d":19001,"__DORIS_DELETE_SIGN__":0})");
+  // A delete converts the whole before-image with its own table's hint.
+  REQUIRE_FALSE(run(rec("dated", "d", R"({"id":1,"d":19001})", "null"), key, topic));
+  CHECK(run.row() == R"({"id":1,"d":"2022-01-09","__DORIS_DELETE_SIGN__":1})");
+  REQUIRE_FALSE(run(rec("counted", "d", R"({"id":1,"d":19001})", "null"), key, topic));
+  CHECK(run.row() == R"({"id":1,"d":19001,"__DORIS_DELETE_SIGN__":1})");
+  // A value that contradicts its own table's hint is still an error.
+  auto err = run(rec("dated", "c", "null", R"({"id":1,"d":"x"})"), key, topic);
+  REQUIRE(err);
+  CHECK(err->code == DecodeErrorCode::TypeMismatch);
+  CHECK(err->path == "value.after.d");
+}
