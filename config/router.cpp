@@ -1,4 +1,5 @@
 #include <regex>
+#include <unordered_map>
 
 #include "config/config.hpp"
 
@@ -34,7 +35,24 @@ class RuleRouter : public pipeline::Router {
     for (const auto& re : cfg.exclude) exclude_.emplace_back(re);
   }
 
+  // Routing depends only on the source's db, schema and table, and a stream
+  // has few of those: the answer is remembered instead of matching regexes
+  // and expanding templates for every record (it showed in the pipeline
+  // thread's profile).
   std::optional<pipeline::Target> route(const decode::Change& c) override {
+    memo_key_.assign(c.db);
+    memo_key_.push_back('\0');
+    memo_key_.append(c.schema);
+    memo_key_.push_back('\0');
+    memo_key_.append(c.table);
+    if (auto it = memo_.find(memo_key_); it != memo_.end()) return it->second;
+    auto target = route_uncached(c);
+    if (memo_.size() >= kMemoEntries) memo_.clear();  // bounded: a runaway source set must not grow memory
+    memo_.emplace(memo_key_, target);
+    return target;
+  }
+
+  std::optional<pipeline::Target> route_uncached(const decode::Change& c) const {
     const auto names = source_names(c);
     auto any = [&](const std::vector<std::regex>& res) {
       for (const auto& re : res)
@@ -79,8 +97,11 @@ class RuleRouter : public pipeline::Router {
     return {name.substr(0, dot), name.substr(dot + 1)};
   }
 
+  static constexpr size_t kMemoEntries = 100000;
   const Config& cfg_;
   std::vector<std::regex> include_, exclude_;
+  std::string memo_key_;
+  std::unordered_map<std::string, std::optional<pipeline::Target>> memo_;
 };
 
 }  // namespace

@@ -182,6 +182,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // started (the rewind target: the end of the last recorded epoch).
   std::map<TopicPartition, int64_t> pos_;
   std::map<TopicPartition, int64_t> base_;
+  TopicPartition current_tp_{"", -1};  // process(): the previous record's partition
   // End offsets of committed epochs, for partitions (re)assigned later.
   std::map<TopicPartition, int64_t> committed_;
   std::map<Target, bool> unique_key_cache_;
@@ -510,7 +511,11 @@ bool Pipeline::Impl::should_end_epoch() const {
 }
 
 void Pipeline::Impl::process(const kafka::Message& msg) {
-  const TopicPartition tp{std::string(msg.topic), msg.partition};
+  // Records come in runs of one partition: build its key (a heap string for
+  // most topic names) only when the partition changes.
+  if (msg.partition != current_tp_.partition || msg.topic != current_tp_.topic)
+    current_tp_ = TopicPartition{std::string(msg.topic), msg.partition};
+  const TopicPartition& tp = current_tp_;
   auto pit = pos_.find(tp);
   // A record before the partition's position was fetched before a seek: it
   // belongs to an epoch that is already recorded.
@@ -534,8 +539,8 @@ void Pipeline::Impl::process(const kafka::Message& msg) {
   // A failure while handling the record rewound the partitions: the record
   // is read again later and must not move the position now.
   if (rewind_generation_ != generation || replay_) return;
-  if (!base_.count(tp)) base_[tp] = msg.offset;
-  pos_[tp] = msg.offset + 1;
+  base_.try_emplace(tp, msg.offset);
+  pos_.insert_or_assign(tp, msg.offset + 1);
 }
 
 void Pipeline::Impl::handle_change() {
