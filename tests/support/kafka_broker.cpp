@@ -67,8 +67,10 @@ KafkaBroker::KafkaBroker() : dir_("cdc2doris-kafka") {
 
   auto fmt = java_args("kafka.tools.StorageTool", "");
   fmt.pop_back();  // the empty properties argument
-  for (const char* a : {"format", "-t"}) fmt.emplace_back(a);
-  fmt.push_back(random_cluster_id());
+  fmt.emplace_back("format");
+  // One token: an id may start with '-', which argparse would take for an
+  // option ("--cluster-id: expected one argument", 1 broker start in 64).
+  fmt.push_back("--cluster-id=" + random_cluster_id());
   fmt.emplace_back("-c");
   fmt.push_back((dir_ / "server.properties").string());
   Process format({fmt, {}, (dir_ / "format.log").string(), (dir_ / "format.log").string(), ""});
