@@ -190,14 +190,16 @@ struct Col {
   bool toast;
 };
 
-// A row body under construction: `"a":1,"b":"x"` plus where each column is.
+// A row body under construction: `{"a":1,"b":"x"` plus where each column is.
+// The opening brace is there from the start so a full row can take the
+// buffer over (swap) instead of copying it.
 struct RowBuild {
-  std::string body;
+  std::string body = "{";
   std::vector<Col> cols;
   bool toast = false;
   bool present = false;
   void clear() {
-    body.clear();
+    body.assign(1, '{');
     cols.clear();
     toast = false;
     present = false;
@@ -254,8 +256,8 @@ struct Decoder::Impl {
 
   RowBuild before_b, after_b, key_b;
   std::vector<std::string> key_names;
-  std::string hint_topic_;  // the topic of the last hinted record, and its hint
-  const SchemaNode* hint_node_ = nullptr;
+  // Per topic, the hint of its last record: the prediction for the next one.
+  std::unordered_map<std::string, const SchemaNode*, TransparentHash, std::equal_to<>> hint_by_topic_;
 
   explicit Impl(DecoderOptions o) : opt(std::move(o)) {
     if (opt.time_zone.empty() || opt.time_zone == "UTC" || opt.time_zone == "Etc/UTC") {
@@ -964,7 +966,7 @@ struct Decoder::Impl {
       if (!skip_prefix.empty() && key.text.substr(0, skip_prefix.size()) == skip_prefix) continue;
       if (only != nullptr && std::find(only->begin(), only->end(), key.text) == only->end()) continue;
       level.enter(key.text);
-      if (!b.body.empty()) b.body.push_back(',');
+      if (b.body.size() > 1) b.body.push_back(',');
       Col c{};
       const size_t name_start = b.body.size() + 1;
       append_key(key, b.body);
@@ -1039,14 +1041,16 @@ struct Decoder::Impl {
   }
 
   // partial: write only the non-TOAST columns and list them.
-  void emit_row(Change& c, const RowBuild& b, bool is_delete, bool partial) {
+  // A full row takes b's buffer over (b is cleared): emit each image once.
+  void emit_row(Change& c, RowBuild& b, bool is_delete, bool partial) {
     Row& r = new_row(c);
     const ExtraColumns& ex = extras_for(c);
-    r.json.reserve(b.body.size() + 64);
-    r.json.push_back('{');
     if (!partial) {
-      r.json.append(b.body);
+      r.json.swap(b.body);
+      b.clear();
     } else {
+      r.json.reserve(b.body.size() + 64);
+      r.json.push_back('{');
       bool first = true;
       for (const auto& col : b.cols) {
         if (col.toast) continue;
@@ -1554,12 +1558,14 @@ struct Decoder::Impl {
     // images in the record: predict it from the topic's previous record and
     // convert again below if the prediction was wrong.
     const bool hinted = schema == nullptr && static_cast<bool>(opt.schemaless_types);
-    const bool predicted = hinted && hint_topic_ == rec.topic;
+    auto hint_it = hinted ? hint_by_topic_.find(rec.topic) : hint_by_topic_.end();
+    const bool predicted = hint_it != hint_by_topic_.end();
+    const SchemaNode* predicted_hint = predicted ? hint_it->second : nullptr;
     EagerImages eager;
     const bool convert_eagerly = !as_flat && (!hinted || predicted);
     if (convert_eagerly) {
-      eager.before = schema ? schema->before : hinted ? hint_node_ : nullptr;
-      eager.after = schema ? schema->after : hinted ? hint_node_ : nullptr;
+      eager.before = schema ? schema->before : predicted_hint;
+      eager.after = schema ? schema->after : predicted_hint;
       if (opt.key_columns.empty()) eager.key_columns = &key_names;
     }
     PayloadInfo pi;
@@ -1569,7 +1575,6 @@ struct Decoder::Impl {
       if (!predicted) throw;
       // Perhaps only the predicted hint did not fit this record's table: the
       // verdict must come from its own hint, so scan again without it.
-      hint_topic_.clear();
       pi = scan_payload(fr.payload, buf, c, as_flat, root, nullptr);
     }
 
@@ -1633,9 +1638,13 @@ struct Decoder::Impl {
     }
     const SchemaNode* hint = hinted ? hint_for(c) : nullptr;
     if (hinted) {
-      if (predicted && hint != hint_node_) pi.after_done = pi.before_keys_done = false;
-      hint_topic_.assign(rec.topic);
-      hint_node_ = hint;
+      if (predicted && hint != predicted_hint) pi.after_done = pi.before_keys_done = false;
+      if (predicted) {
+        hint_it->second = hint;
+      } else {
+        if (hint_by_topic_.size() >= 4096) hint_by_topic_.clear();  // bounded, like the schema caches
+        hint_by_topic_.emplace(std::string(rec.topic), hint);
+      }
     }
     const SchemaNode* before_schema = schema ? schema->before : hint;
     const SchemaNode* after_schema = schema ? schema->after : hint;
