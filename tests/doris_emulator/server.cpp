@@ -154,23 +154,9 @@ class BodyReader {
         co_return std::string_view();
       }
       if (!chunked_) {
-        if (beg_ < end_) {
-          size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - beg_, left_));
-          std::string_view v(rb_.get() + beg_, n);
-          beg_ += n;
-          left_ -= n;
-          if (left_ == 0) state_ = State::Done;
-          co_return v;
-        }
+        if (beg_ < end_) co_return take_buffered(State::Done);
       } else if (state_ == State::Data) {
-        if (beg_ < end_) {
-          size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - beg_, left_));
-          std::string_view v(rb_.get() + beg_, n);
-          beg_ += n;
-          left_ -= n;
-          if (left_ == 0) state_ = State::DataEnd;
-          co_return v;
-        }
+        if (beg_ < end_) co_return take_buffered(State::DataEnd);
       } else {
         // Size line, CRLF after data, or trailer lines: need a whole line.
         const char* lb = rb_.get() + beg_;
@@ -235,6 +221,17 @@ class BodyReader {
  private:
   enum class State { Size, Data, DataEnd, Trailer, Done };
   static constexpr size_t kBuf = 256 << 10;
+
+  // What is buffered of the current body part (at most its remaining
+  // length), without copying; `then` is the state once the part is complete.
+  std::string_view take_buffered(State then) {
+    const auto n = static_cast<size_t>(std::min<uint64_t>(end_ - beg_, left_));
+    std::string_view v(rb_.get() + beg_, n);
+    beg_ += n;
+    left_ -= n;
+    if (left_ == 0) state_ = then;
+    return v;
+  }
 
   void give_back() {
     if (beg_ >= end_) return;
