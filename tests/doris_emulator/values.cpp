@@ -480,7 +480,8 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
       two(dt.mo);
       *w++ = '-';
       two(dt.d);
-      int64_t enc = (static_cast<int64_t>(dt.y) * 10000 + dt.mo * 100 + dt.d);
+      const int64_t enc = (static_cast<int64_t>(dt.y) * 10000 + dt.mo * 100 + dt.d);
+      int64_t tod = 0;
       if (t.kind == Kind::DateTime) {
         *w++ = ' ';
         two(dt.h);
@@ -498,11 +499,16 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
           for (int k = t.frac - 1; k >= 0; --k) { w[k] = static_cast<char>('0' + x % 10); x /= 10; }
           w += t.frac;
         }
-        enc = ((enc * 1000000 + dt.h * 10000 + dt.mi * 100 + dt.se) * 1000000) + us;
+        // Time of day as a second key part: folded into one int64 with the
+        // date it overflowed for years past 9223 (UBSan, year 9990).
+        tod = (static_cast<int64_t>(dt.h) * 3600 + dt.mi * 60 + dt.se) * 1000000 + us;
       }
       *w++ = '"';
       out->append(b, static_cast<size_t>(w - b));
-      if (key) put_i64(key, enc);
+      if (key) {
+        put_i64(key, enc);
+        if (t.kind == Kind::DateTime) put_i64(key, tod);
+      }
       return true;
     }
     case Kind::Char:
