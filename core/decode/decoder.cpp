@@ -407,8 +407,9 @@ struct Decoder::Impl {
   }
 
   // A validated string token, copied verbatim (already valid JSON text).
-  std::string_view string_token(sj::value& v) {
-    std::string_view raw = trim_token(v.raw_json_token());
+  std::string_view string_token(sj::value& v) { return string_token(v, trim_token(v.raw_json_token())); }
+  // `raw`: v's trimmed raw token, when the caller has it already.
+  std::string_view string_token(sj::value& v, std::string_view raw) {
     if (raw.size() < 2 || raw.front() != '"' || raw.back() != '"') fail(DecodeErrorCode::InvalidJson, "a string");
     if (std::memchr(raw.data() + 1, '\\', raw.size() - 2) != nullptr) {
       std::string_view unused;
@@ -417,8 +418,8 @@ struct Decoder::Impl {
     return raw;
   }
 
-  std::string_view number_token(sj::value& v) {
-    std::string_view raw = trim_token(v.raw_json_token());
+  std::string_view number_token(sj::value& v) { return number_token(trim_token(v.raw_json_token())); }
+  std::string_view number_token(std::string_view raw) {
     if (!is_json_number(raw)) fail(DecodeErrorCode::InvalidJson, "a JSON number", std::string(raw.substr(0, 32)));
     return raw;
   }
@@ -453,70 +454,85 @@ struct Decoder::Impl {
   // Schemaless: JSON copied through, validated, compacted.
   void emit_generic(sj::value v, std::string& out, size_t depth, bool& toast) {
     if (depth > opt.max_depth) fail(DecodeErrorCode::TooDeep, "nesting of at most " + std::to_string(opt.max_depth) + " levels");
-    switch (type_of(v)) {
-      case sj::json_type::string: {
-        std::string_view raw = string_token(v);
+    // The type from the token's first byte, as simdjson's type() does: most
+    // values are scalars copied through as their raw token, fetched once.
+    const std::string_view tok = trim_token(v.raw_json_token());
+    switch (tok.empty() ? '\0' : tok.front()) {
+      case '"': {
+        std::string_view raw = string_token(v, tok);
         if (is_toast_string(raw.substr(1, raw.size() - 2))) toast = true;
         out.append(raw);
         return;
       }
-      case sj::json_type::number:
-        out.append(number_token(v));
+      case 't':
+      case 'f':
+      case 'n':
+        if (tok != "true" && tok != "false" && tok != "null") fail(DecodeErrorCode::InvalidJson, "true, false or null");
+        out.append(tok);
         return;
-      case sj::json_type::boolean:
-      case sj::json_type::null: {
-        std::string_view raw = trim_token(v.raw_json_token());
-        if (raw != "true" && raw != "false" && raw != "null") fail(DecodeErrorCode::InvalidJson, "true, false or null");
-        out.append(raw);
+      case '{':
+      case '[':
+        break;  // containers below
+      case '-':
+      case '0':
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7':
+      case '8':
+      case '9':
+        out.append(number_token(tok));
         return;
-      }
-      case sj::json_type::object: {
-        const size_t mark = out.size();
-        out.push_back('{');
-        sj::object obj;
-        if (v.get_object().get(obj) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an object");
-        bool first = true;
-        PathLevel level(path);
-        for (auto res : obj) {
-          sj::field& f = take_field(res, level);
-          sj::value& child = f.value();
-          const Key key = key_of(f, child);
-          level.enter(key.text);
-          if (!first) out.push_back(',');
-          first = false;
-          append_key(key, out);
-          out.push_back(':');
-          bool child_toast = false;
-          emit_generic(child, out, depth + 1, child_toast);
-        }
-        level.leave();
-        out.push_back('}');
-        if (is_toast_compact(std::string_view(out).substr(mark))) toast = true;
-        schemaless_variable_scale_decimal(out, mark);
-        return;
-      }
-      case sj::json_type::array: {
-        const size_t mark = out.size();
-        out.push_back('[');
-        sj::array arr;
-        if (v.get_array().get(arr) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an array");
-        bool first = true;
-        PathLevel level(path);
-        level.enter("[]");
-        for (auto item : arr) {
-          sj::value child;
-          if (item.get(child) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an array element");
-          if (!first) out.push_back(',');
-          first = false;
-          bool child_toast = false;
-          emit_generic(child, out, depth + 1, child_toast);
-        }
-        level.leave();
-        out.push_back(']');
-        if (is_toast_compact(std::string_view(out).substr(mark))) toast = true;
-        return;
-      }
+      default:
+        fail(DecodeErrorCode::InvalidJson, "a JSON value");
     }
+    if (tok.front() == '{') {
+      const size_t mark = out.size();
+      out.push_back('{');
+      sj::object obj;
+      if (v.get_object().get(obj) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an object");
+      bool first = true;
+      PathLevel level(path);
+      for (auto res : obj) {
+        sj::field& f = take_field(res, level);
+        sj::value& child = f.value();
+        const Key key = key_of(f, child);
+        level.enter(key.text);
+        if (!first) out.push_back(',');
+        first = false;
+        append_key(key, out);
+        out.push_back(':');
+        bool child_toast = false;
+        emit_generic(child, out, depth + 1, child_toast);
+      }
+      level.leave();
+      out.push_back('}');
+      if (is_toast_compact(std::string_view(out).substr(mark))) toast = true;
+      schemaless_variable_scale_decimal(out, mark);
+      return;
+    }
+    // '[': an array
+    const size_t mark = out.size();
+    out.push_back('[');
+    sj::array arr;
+    if (v.get_array().get(arr) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an array");
+    bool first = true;
+    PathLevel level(path);
+    level.enter("[]");
+    for (auto item : arr) {
+      sj::value child;
+      if (item.get(child) != simdjson::SUCCESS) fail(DecodeErrorCode::InvalidJson, "an array element");
+      if (!first) out.push_back(',');
+      first = false;
+      bool child_toast = false;
+      emit_generic(child, out, depth + 1, child_toast);
+    }
+    level.leave();
+    out.push_back(']');
+    if (is_toast_compact(std::string_view(out).substr(mark))) toast = true;
   }
 
   // Without a schema, a VariableScaleDecimal (Oracle NUMBER, PostgreSQL
@@ -1222,19 +1238,18 @@ struct Decoder::Impl {
   }
 
   void assign_text(sj::value& v, std::string& dst) {
-    auto t = type_of(v);
-    if (t == sj::json_type::string) {
+    const std::string_view raw = trim_token(v.raw_json_token());
+    if (!raw.empty() && raw.front() == '"') {
       // Without an escape the text is the raw token: no unescaping copy.
-      const std::string_view raw = trim_token(v.raw_json_token());
       if (raw.size() >= 2 && raw.back() == '"' && std::memchr(raw.data() + 1, '\\', raw.size() - 2) == nullptr) {
         dst.assign(raw.data() + 1, raw.size() - 2);
       } else {
         dst.assign(string_value(v));
       }
-    } else if (t == sj::json_type::null) {
+    } else if (raw == "null") {
       dst.clear();
     } else {
-      dst.assign(trim_token(v.raw_json_token()));
+      dst.assign(raw);
     }
   }
 
