@@ -489,6 +489,7 @@ kafka::SourceConfig Config::source_config() const {
   s.properties = kafka_properties;
   s.properties["bootstrap.servers"] = bootstrap_servers;
   s.properties["group.id"] = group_id;
+  s.read_headers = delivery.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter;  // only dead letters copy them
   return s;
 }
 

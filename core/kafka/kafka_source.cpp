@@ -64,7 +64,7 @@ class RdMessages final : public MessageBatch::Owner {
 
 class KafkaSource final : public Source {
  public:
-  explicit KafkaSource(SourceConfig cfg) : topics_(std::move(cfg.topics)) {
+  explicit KafkaSource(SourceConfig cfg) : topics_(std::move(cfg.topics)), read_headers_(cfg.read_headers) {
     if (topics_.empty()) throw std::invalid_argument("Kafka source: no topics configured");
     auto& props = cfg.properties;
     for (const char* forced : {"enable.auto.commit", "enable.auto.offset.store"}) {
@@ -495,7 +495,7 @@ class KafkaSource final : public Source {
                                                                         : TimestampType::None;
       size_t first = headers->size();
       rd_kafka_headers_t* hdrs = nullptr;
-      if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs != nullptr) {
+      if (read_headers_ && rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs != nullptr) {
         const char* name = nullptr;
         const void* val = nullptr;
         size_t size = 0;
@@ -517,6 +517,7 @@ class KafkaSource final : public Source {
   }
 
   std::vector<std::string> topics_;
+  bool read_headers_ = true;
   rd_kafka_t* rk_ = nullptr;
   RebalanceListener* listener_ = nullptr;
   bool cooperative_configured_ = false;

@@ -48,6 +48,7 @@ TEST_CASE("config: a minimal file gets the documented defaults", "[config]") {
   CHECK(c.delivery.label_prefix == "cdc2doris");
   CHECK(c.delivery.epoch_interval == std::chrono::seconds(10));
   CHECK(c.delivery.bad_record_policy == pipeline::BadRecordPolicy::Fail);
+  CHECK_FALSE(c.source_config().read_headers);  // nothing copies headers without a dead-letter queue
   CHECK(c.delivery.open_txn_budget_per_db == 800);
   CHECK(c.state_dir == "/var/lib/cdc2doris");
   CHECK(c.admin_listen == "127.0.0.1:8080");
@@ -139,6 +140,7 @@ logging:
   CHECK(c.doris.timeouts.response == std::chrono::minutes(10));
   CHECK_FALSE(c.doris.tls.verify_hostname);
   CHECK(c.delivery.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter);
+  CHECK(c.source_config().read_headers);  // dead letters carry the original headers
   CHECK(c.delivery.memory_cap_bytes == 128u << 20);
   CHECK(c.decoding.envelope == decode::Envelope::Flattened);
   CHECK(c.decoding.binary_mode == decode::BinaryMode::Hex);

@@ -198,6 +198,17 @@ TEST_CASE("mock cluster: consume from caller-chosen offsets with keys, tombstone
   REQUIRE(l.revokes.size() == 1);
   CHECK(l.revokes[0].size() == 2);
   CHECK_FALSE(src->close(1s));  // idempotent
+
+  // read_headers off (the daemon without a dead-letter queue): same records, no headers parsed.
+  RecordingListener l2;
+  SourceConfig no_headers{{topic}, props(mc.bootstrap(), unique_name("g"))};
+  no_headers.read_headers = false;
+  auto src2 = make_kafka_source(no_headers);
+  src2->subscribe(l2);
+  auto d2 = drain(*src2, 10 + 6, 30s);
+  REQUIRE(d2.records.size() == 16);
+  for (const auto& r : d2.records) CHECK(r.headers.empty());
+  CHECK_FALSE(src2->close(10s));
 }
 
 TEST_CASE("mock cluster: commit, committed, seek, pause/resume and lag", "[kafka][mock]") {
