@@ -123,6 +123,18 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void abort_lingering();
   // --- main loop
   void process(const kafka::Message& msg);
+  // Topic names compared by the source's pointer first: librdkafka hands out
+  // one name per topic, so a per-record string compare is rarely needed. Only
+  // within one batch, whose records keep their names alive: two live names
+  // cannot share an address, while a freed one could be reused.
+  bool same_topic(std::string_view a, const std::string& b) const {
+    if (a.data() == current_topic_name_.data() && a.size() == current_topic_name_.size()) return true;
+    return a == b;
+  }
+  // Both records of the same batch (alive), so equal pointers mean equal names.
+  static bool same_partition(const kafka::Message& a, std::string_view topic, int32_t partition) {
+    return a.partition == partition && ((a.topic.data() == topic.data() && a.topic.size() == topic.size()) || a.topic == topic);
+  }
   void handle_change();
   void bad_record(const kafka::Message& msg, const decode::DecodeError& err);
   // nullptr when opening failed and the epoch was aborted (the record is re-read).
@@ -183,6 +195,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::map<TopicPartition, int64_t> pos_;
   std::map<TopicPartition, int64_t> base_;
   TopicPartition current_tp_{"", -1};  // process(): the previous record's partition
+  std::string_view current_topic_name_;  // the source's view of its topic name (librdkafka: one per topic)
   // End offsets of committed epochs, for partitions (re)assigned later.
   std::map<TopicPartition, int64_t> committed_;
   std::map<Target, bool> unique_key_cache_;
@@ -427,8 +440,14 @@ RunResult Pipeline::Impl::run() {
       // offset) starts where its first fetched record is: a rewind must be
       // able to seek it back there even if that record is not processed
       // (a failure earlier in the batch, or an error returned with it).
-      for (const auto& msg : polled.batch)
+      // Records come in runs of one partition, in offset order: the first of
+      // each run is enough (this loop built a heap key per record before).
+      const kafka::Message* run_start = nullptr;
+      for (const auto& msg : polled.batch) {
+        if (run_start != nullptr && same_partition(*run_start, msg.topic, msg.partition)) continue;
+        run_start = &msg;
         base_.try_emplace(TopicPartition{std::string(msg.topic), msg.partition}, msg.offset);
+      }
       // Taken before the errors: a rewind they cause drops the whole batch
       // (it was fetched before the seek; processing it would move the
       // positions past the records the seek is to re-read).
@@ -437,6 +456,7 @@ RunResult Pipeline::Impl::run() {
         if (e.disposition() == Disposition::Fatal) throw FatalStop{e};
         fail(e, "kafka");
       }
+      current_topic_name_ = {};  // the previous batch's names may be gone (see same_topic)
       for (const auto& msg : polled.batch) {
         if (rewind_generation_ != generation) break;  // the rest was fetched before a rewind
         if (replay_)
@@ -513,8 +533,10 @@ bool Pipeline::Impl::should_end_epoch() const {
 void Pipeline::Impl::process(const kafka::Message& msg) {
   // Records come in runs of one partition: build its key (a heap string for
   // most topic names) only when the partition changes.
-  if (msg.partition != current_tp_.partition || msg.topic != current_tp_.topic)
+  if (msg.partition != current_tp_.partition || !same_topic(msg.topic, current_tp_.topic)) {
     current_tp_ = TopicPartition{std::string(msg.topic), msg.partition};
+    current_topic_name_ = msg.topic;
+  }
   const TopicPartition& tp = current_tp_;
   auto pit = pos_.find(tp);
   // A record before the partition's position was fetched before a seek: it
