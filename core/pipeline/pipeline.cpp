@@ -533,10 +533,9 @@ bool Pipeline::Impl::should_end_epoch() const {
 void Pipeline::Impl::process(const kafka::Message& msg) {
   // Records come in runs of one partition: build its key (a heap string for
   // most topic names) only when the partition changes.
-  if (msg.partition != current_tp_.partition || !same_topic(msg.topic, current_tp_.topic)) {
+  if (msg.partition != current_tp_.partition || !same_topic(msg.topic, current_tp_.topic))
     current_tp_ = TopicPartition{std::string(msg.topic), msg.partition};
-    current_topic_name_ = msg.topic;
-  }
+  current_topic_name_ = msg.topic;
   const TopicPartition& tp = current_tp_;
   auto pit = pos_.find(tp);
   // A record before the partition's position was fetched before a seek: it
