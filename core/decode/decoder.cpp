@@ -490,6 +490,11 @@ struct Decoder::Impl {
         fail(DecodeErrorCode::InvalidJson, "a JSON value");
     }
     if (tok.front() == '{') {
+      // This object walk is repeated in emit_struct_fields and for maps: a
+      // shared helper taking the value writer as a lambda measured ~8% slower
+      // on schemaless records (bench-decode plain-untyped, A/B alternated),
+      // although no object value is on that path: it changes how this
+      // recursive function is compiled.
       const size_t mark = out.size();
       out.push_back('{');
       sj::object obj;
