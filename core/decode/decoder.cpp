@@ -1588,14 +1588,19 @@ struct Decoder::Impl {
       eager.after = schema ? schema->after : predicted_hint;
       if (opt.key_columns.empty()) eager.key_columns = &key_names;
     }
+    // A decoding error may come from a predicted hint that does not fit this
+    // record's table: the verdict must come from its own hint, so scan again
+    // without it (anything else, e.g. bad_alloc, is not the record's fault).
+    auto scan_unpredicted = [&] { return scan_payload(fr.payload, buf, c, as_flat, root, nullptr); };
     PayloadInfo pi;
     try {
       pi = scan_payload(fr.payload, buf, c, as_flat, root, convert_eagerly ? &eager : nullptr);
-    } catch (...) {
+    } catch (const Failure&) {
       if (!predicted) throw;
-      // Perhaps only the predicted hint did not fit this record's table: the
-      // verdict must come from its own hint, so scan again without it.
-      pi = scan_payload(fr.payload, buf, c, as_flat, root, nullptr);
+      pi = scan_unpredicted();
+    } catch (const simdjson::simdjson_error&) {
+      if (!predicted) throw;
+      pi = scan_unpredicted();
     }
 
     if (as_flat) {
