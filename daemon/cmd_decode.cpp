@@ -1,0 +1,40 @@
+// `cdc2doris decode`: Debezium JSON lines from stdin through the decoder (a
+// dry run); with --config the same decoding, routing and bad-record settings
+// as `run`. The option parsing is decode_cli's own.
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "core/decode/decode_cli.hpp"
+#include "daemon/commands.hpp"
+
+namespace cdc2doris::daemon {
+
+int cmd_decode(const Args& a) {
+  decode::DecodeCommandOptions base;
+  // `--config FILE`: the same decoding, routing and bad-record settings as `run`.
+  base.load_config = [](const std::string& path, decode::DecodeCommandOptions& o) -> std::optional<std::string> {
+    std::shared_ptr<config::Config> cfg;
+    try {
+      cfg = std::make_shared<config::Config>(config::load_file(path));
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    o.decoder = cfg->decoding;
+    switch (cfg->delivery.bad_record_policy) {
+      case pipeline::BadRecordPolicy::Fail: o.policy = decode::ErrorPolicy::Fail; break;
+      case pipeline::BadRecordPolicy::Skip: o.policy = decode::ErrorPolicy::Skip; break;
+      case pipeline::BadRecordPolicy::DeadLetter: o.policy = decode::ErrorPolicy::DeadLetter; break;
+    }
+    if (!cfg->delivery.dead_letter_topic.empty()) o.dead_letter_topic = cfg->delivery.dead_letter_topic;
+    std::shared_ptr<pipeline::Router> router = config::make_router(*cfg);
+    o.route = [cfg, router](const decode::Change& c) -> std::string {
+      auto t = router->route(c);
+      return t ? t->name() : std::string("(excluded by routing)");
+    };
+    return std::nullopt;
+  };
+  return decode::run_decode_command(a.raw, std::cin, std::cout, std::cerr, std::move(base));
+}
+
+}  // namespace cdc2doris::daemon

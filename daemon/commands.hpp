@@ -1,0 +1,14 @@
+#pragma once
+// One function per cdc2doris command, each in its own cmd_*.cpp. main.cpp's
+// command table maps names to these.
+#include "daemon/cli.hpp"
+
+namespace cdc2doris::daemon {
+
+int cmd_run(const Args& a);     // cmd_run.cpp
+int cmd_check(const Args& a);   // cmd_check.cpp
+int cmd_state(const Args& a);   // cmd_state.cpp
+int cmd_decode(const Args& a);  // cmd_decode.cpp: parses a.raw itself
+// `status` (cmd_status.cpp) goes here.
+
+}  // namespace cdc2doris::daemon
