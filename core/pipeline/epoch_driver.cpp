@@ -1,0 +1,345 @@
+// The epoch driver: feeds events to the pure transition() of epoch_machine.hpp
+// and performs the actions it returns; commits of the closing epoch.
+#include "core/pipeline/pipeline_impl.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <thread>
+#include <variant>
+
+#include "core/common/crash_point.hpp"
+
+namespace cdc2doris::pipeline {
+
+state::EpochRecord Pipeline::Impl::make_record(uint64_t epoch, std::vector<state::TableTxn> txns) const {
+  state::EpochRecord rec;
+  rec.epoch = epoch;
+  rec.label_prefix = cfg_.label_prefix;
+  rec.state = state::EpochState::Precommitted;
+  rec.txns = std::move(txns);
+  rec.created_unix_ms = unix_ms();
+  for (const auto& [tp, end] : pos_) {
+    auto b = base_.find(tp);
+    rec.partitions.push_back({tp.topic, tp.partition, b == base_.end() ? end : b->second, end});
+  }
+  return rec;
+}
+
+std::optional<doris::DorisError> Pipeline::Impl::finish_loads(std::map<Target, OpenLoad>& loads,
+                                                              std::vector<state::TableTxn>& txns) {
+  // Bodies first, answers after: every BE works on its load in parallel.
+  for (auto& [target, load] : loads)
+    if (auto err = flush_pending(load)) return err;
+  for (auto& [target, load] : loads) {
+    auto res = load.stream->finish();
+    if (auto* err = std::get_if<doris::DorisError>(&res)) {
+      deps_.metrics.add_doris_error(doris::to_string(err->kind()));
+      deps_.metrics.set_table_error(target.name(), err->what());
+      return *err;
+    }
+    const auto& r = std::get<doris::LoadResult>(res);
+    if (r.filtered_rows > 0)
+      log_->warn("table {}: {} row(s) filtered by Doris within max_filter_ratio (label {}, txn {}, {})", target.name(),
+                 r.filtered_rows, load.spec.label, r.txn_id, r.error_url);
+    deps_.metrics.add_table_load(target.name(), load.rows, load.bytes, unix_ms());
+    txns.push_back({target.db, target.table, load.spec.label, r.txn_id, false});
+  }
+  return std::nullopt;
+}
+
+void Pipeline::Impl::end_open_epoch(const char* reason) {
+  // The previous epoch must be fully committed first: at most one PRECOMMITTED
+  // record exists at any time, and a table's txns commit in epoch order.
+  drive_closing(/*block=*/true);
+  if (replay_) return;  // the closing epoch turned into a replay; the open one was aborted
+  if (closing_) return;  // stopping and the shutdown deadline passed first: shutdown() reports it
+  bool progressed = !open_.loads.empty();
+  for (const auto& [tp, end] : pos_) {
+    auto b = base_.find(tp);
+    if (b == base_.end() || b->second != end) progressed = true;
+  }
+  if (!progressed) {
+    open_.started = Clock::now();
+    open_.end_requested = false;
+    return;
+  }
+  log_->debug("ending epoch {} ({}): {} table(s)", open_.epoch, reason, open_.loads.size());
+  step(Who::Open, Event::EndRequested);
+}
+
+// The thin driver: feeds `event` to the pure transition function for the
+// epoch `who` names and performs the actions it returns. An action may yield
+// the next event (synchronous steps); asynchronous ones (commits) report back
+// through drive_closing().
+void Pipeline::Impl::step(Who who, Event event) {
+  // (A plain flag rather than std::optional: GCC 12 -O2 warns maybe-uninitialized on it.)
+  Event next = event;
+  bool has_next = true;
+  while (has_next) {
+    Phase& phase = who == Who::Open ? open_.phase : who == Who::Closing ? closing_->phase : replay_->phase;
+    const Transition t = transition(phase, next);
+    if (!t.valid)
+      throw std::logic_error(std::string("epoch machine: event ") + to_string(next) + " in phase " +
+                             to_string(phase));
+    log_->trace("epoch machine: {} --{}--> {}", to_string(phase), to_string(next), to_string(t.next));
+    phase = t.next;
+    has_next = false;
+    if (who != Who::Closing) deps_.metrics.set_phase(to_string(t.next));
+    for (Action action : t.actions) {
+      switch (action) {
+        case Action::FinishLoads: {
+          CDC2DORIS_CRASH_POINT("before_precommit");
+          std::vector<state::TableTxn> txns;
+          std::optional<Error> err = finish_loads(open_.loads, txns);
+          if (!err && open_.dead_letters) err = deps_.dead_letters->flush(std::chrono::seconds(30));
+          if (err) {
+            failure_ = *err;
+            failure_reason_ = "pre-commit";
+            next = err->disposition() == Disposition::Retry ? Event::LoadFailedRetry : Event::LoadFailedFatal;
+            has_next = true;
+            break;
+          }
+          open_.dead_letters = false;
+          CDC2DORIS_CRASH_POINT("after_precommit");
+          open_.record = make_record(open_.epoch, std::move(txns));
+          next = Event::LoadsPrecommitted;
+          has_next = true;
+          break;
+        }
+        case Action::WriteRecord: {
+          state::EpochRecord& record = who == Who::Open ? open_.record : replay_->record;
+          try {
+            deps_.store.put_epoch(record);
+          } catch (const state::StateError& e) {
+            failure_ = e.to_error();
+            next = Event::LoadFailedFatal;
+            has_next = true;
+            break;
+          }
+          CDC2DORIS_CRASH_POINT(who == Who::Open ? "after_record" : "after_replay_record");
+          next = Event::RecordWritten;
+          has_next = true;
+          break;
+        }
+        case Action::CommitTxns:
+          if (who == Who::Closing) {
+            start_commits(*closing_);
+          } else {
+            // The recorded epoch becomes the closing one; consumption goes on
+            // into the next epoch while its txns commit.
+            state::EpochRecord record = who == Who::Open ? std::move(open_.record) : std::move(replay_->record);
+            closing_.emplace();
+            closing_->record = std::move(record);
+            closing_->phase = Phase::Committing;
+            start_commits(*closing_);
+            if (who == Who::Open) {
+              open_next_epoch();
+            } else {
+              replay_.reset();
+              resume_after_replay();
+            }
+          }
+          break;
+        case Action::ReplayLost:
+          if (who == Who::Closing) {
+            begin_replay();
+          } else {
+            position_replay();
+          }
+          break;
+        case Action::MarkCommitted:
+          CDC2DORIS_CRASH_POINT("after_commits");
+          try {
+            deps_.store.set_state(closing_->record.epoch, state::EpochState::Committed);
+          } catch (const state::StateError& e) {
+            failure_ = e.to_error();
+            next = Event::LoadFailedFatal;
+            has_next = true;
+            break;
+          }
+          mark_committed(*closing_);
+          next = Event::StateMarked;
+          has_next = true;
+          break;
+        case Action::CommitOffsets:
+          commit_offsets(*closing_);
+          next = Event::OffsetsCommitted;
+          has_next = true;
+          break;
+        case Action::AbortTxns:
+          if (who == Who::Open && !open_.loads.empty()) ++deps_.metrics.epochs_aborted;
+          abort_loads(who == Who::Replay ? replay_->loads : open_.loads);
+          if (phase == Phase::Aborting) {
+            next = Event::AbortDone;
+            has_next = true;
+          }
+          break;
+        case Action::Rewind:
+          rewind(failure_reason_);
+          break;
+        case Action::Backoff:
+          if (who == Who::Closing) {
+            closing_->retry_at = Clock::now() + backoff_.delay(closing_->attempt++);
+          } else {
+            sleep_backoff(who == Who::Replay ? replay_->attempt++ : consecutive_failures_++);
+          }
+          break;
+        case Action::Stop:
+          throw FatalStop{failure_.value_or(Error(Disposition::Fatal, "pipeline stopped"))};
+      }
+      if (has_next && (next == Event::LoadFailedRetry || next == Event::LoadFailedFatal)) break;
+    }
+    if (who == Who::Closing && closing_ && closing_->phase == Phase::Done) closing_.reset();
+  }
+}
+
+void Pipeline::Impl::open_next_epoch() {
+  for (const auto& [tp, end] : pos_) base_[tp] = end;
+  open_.epoch += 1;
+  open_.phase = Phase::Open;
+  open_.loads.clear();
+  open_.record = {};
+  open_.started = Clock::now();
+  open_.end_requested = false;
+  consecutive_failures_ = 0;
+  deps_.metrics.set_epochs(open_.epoch, last_committed_epoch_);
+}
+
+void Pipeline::Impl::start_commits(ClosingEpoch& closing) {
+  // After a failed round the Backoff action set retry_at; drive_closing()
+  // issues the retry once it has passed.
+  if (closing.retry_at != Clock::time_point{}) return;
+  if (closing.attempt == 0) closing.committing_since = Clock::now();
+  for (size_t i = 0; i < closing.record.txns.size(); ++i) {
+    const auto& txn = closing.record.txns[i];
+    if (txn.committed || closing.lost.count(i)) continue;
+    bool running = std::any_of(closing.inflight.begin(), closing.inflight.end(),
+                               [&](const auto& f) { return f.first == i; });
+    if (!running) closing.inflight.emplace_back(i, deps_.doris.commit_async(txn.db, txn.txn_id));
+  }
+}
+
+// Collects commit results of the closing epoch and turns them into events.
+// block=false returns as soon as something is still in flight.
+void Pipeline::Impl::drive_closing(bool block) {
+  while (closing_ && closing_->phase == Phase::Committing) {
+    ClosingEpoch& c = *closing_;
+    if (c.inflight.empty() && c.retry_at != Clock::time_point{}) {
+      if (Clock::now() < c.retry_at) {
+        if (!block) return;
+        if (stop_.load()) {
+          // Blocking, but stopping: wait no longer than the shutdown
+          // deadline; the caller then finds the epoch still closing.
+          if (stop_deadline_passed()) return;
+          std::this_thread::sleep_until(std::min(c.retry_at, stop_deadline()));
+          continue;
+        }
+        std::this_thread::sleep_until(c.retry_at);
+      }
+      c.retry_at = {};
+      start_commits(c);
+    }
+    bool retry = false;
+    for (auto it = c.inflight.begin(); it != c.inflight.end();) {
+      if (!block && it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        ++it;
+        continue;
+      }
+      // Copied before the erase: a reference into the vector would then name
+      // the next element (this once marked the wrong txn committed).
+      const size_t idx = it->first;
+      doris::TxnResult res = it->second.get();
+      it = c.inflight.erase(it);
+      auto& txn = c.record.txns[idx];
+      if (auto* err = std::get_if<doris::DorisError>(&res)) {
+        deps_.metrics.add_doris_error(doris::to_string(err->kind()));
+        if (err->disposition() == Disposition::Fatal) {
+          failure_ = *err;
+          step(Who::Closing, Event::CommitFatal);
+        }
+        // A recorded epoch only moves forward: retry however long Doris is
+        // away (the open epoch fills meanwhile and backpressure holds it).
+        log_->warn("epoch {}: commit failed, will retry: {}", c.record.epoch, err->what());
+        retry = true;
+        continue;
+      }
+      if (std::get<doris::TxnOutcome>(res) == doris::TxnOutcome::NotFoundOrAborted) {
+        switch (classify_lost(txn)) {
+          case LostCheck::Committed: break;
+          case LostCheck::Lost:
+            log_->warn("epoch {}: txn {} of {}.{} (label {}) was aborted or forgotten by Doris; it will be replayed",
+                       c.record.epoch, txn.txn_id, txn.db, txn.table, txn.label);
+            c.lost.insert(idx);
+            continue;
+          case LostCheck::Retry: retry = true; continue;
+        }
+      }
+      txn.committed = true;
+      deps_.store.mark_txn_committed(c.record.epoch, txn.db, txn.table);
+      CDC2DORIS_CRASH_POINT("between_table_commits");
+    }
+    if (!c.inflight.empty()) return;  // non-blocking, still running
+    if (retry) {
+      step(Who::Closing, Event::CommitRetry);
+      if (!block) return;
+      continue;
+    }
+    step(Who::Closing, c.lost.empty() ? Event::AllCommitted : Event::TxnLost);
+  }
+}
+
+Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& txn) {
+  // "not found" is ambiguous once Doris forgot a finished label: the label's
+  // own state tells a committed txn from a lost one.
+  doris::LoadSpec spec;
+  spec.db = txn.db;
+  spec.table = txn.table;
+  spec.label = txn.label;
+  auto probed = deps_.doris.probe_label(spec);
+  if (auto* err = std::get_if<doris::DorisError>(&probed)) {
+    if (err->disposition() == Disposition::Retry) return LostCheck::Retry;
+    failure_ = *err;
+    step(Who::Closing, Event::CommitFatal);
+    return LostCheck::Retry;  // not reached: CommitFatal stops
+  }
+  const auto& ls = std::get<doris::LabelState>(probed);
+  if (ls.state == doris::LabelState::Finished) return LostCheck::Committed;
+  if (ls.state != doris::LabelState::Unused && ls.txn_id) {
+    // Someone (an earlier replay attempt) holds the label: free it for the replay.
+    auto r = deps_.doris.abort(txn.db, *ls.txn_id);
+    if (std::holds_alternative<doris::DorisError>(r)) return LostCheck::Retry;
+  }
+  return LostCheck::Lost;
+}
+
+void Pipeline::Impl::mark_committed(ClosingEpoch& c) {
+  last_committed_epoch_ = c.record.epoch;
+  ++deps_.metrics.epochs_committed;
+  deps_.metrics.observe_commit_latency(std::chrono::duration<double>(Clock::now() - c.committing_since).count());
+  for (const auto& p : c.record.partitions) committed_[{p.topic, p.partition}] = p.end_offset;
+  // Partitions first: whoever sees the new epoch number in /status sees its offsets.
+  publish_partitions();
+  deps_.metrics.set_epochs(open_.epoch, last_committed_epoch_);
+  log_->debug("epoch {} committed ({} txn(s))", c.record.epoch, c.record.txns.size());
+}
+
+void Pipeline::Impl::commit_offsets(const ClosingEpoch& c) {
+  kafka::OffsetMap offsets;
+  for (const auto& p : c.record.partitions) offsets[{p.topic, p.partition}] = p.end_offset;
+  CDC2DORIS_CRASH_POINT("before_offset_commit");
+  // The group's offsets serve lag tools and a consumer without our state; the
+  // RocksDB record is what recovery trusts, so a failure is only logged.
+  if (!offsets.empty() && !subscribed_) {
+    // Rolled forward during recovery, before the consumer joined its group:
+    // sent once the first partitions are assigned.
+    for (const auto& [tp, off] : offsets) group_offsets_pending_[tp] = off;
+  } else if (!offsets.empty()) {
+    if (auto err = deps_.source.commit(offsets, "cdc2doris epoch " + std::to_string(c.record.epoch)))
+      log_->warn("committing offsets of epoch {} to the consumer group failed: {}", c.record.epoch, err->what());
+  }
+  CDC2DORIS_CRASH_POINT("after_offset_commit");
+  publish_partitions();
+}
+
+}  // namespace cdc2doris::pipeline

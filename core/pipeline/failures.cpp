@@ -1,0 +1,80 @@
+// Failures: aborting loads, rewinding to the last recorded epoch, backoff.
+#include "core/pipeline/pipeline_impl.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <thread>
+#include <variant>
+
+namespace cdc2doris::pipeline {
+
+void Pipeline::Impl::fail(const Error& error, const std::string& reason) {
+  // Kafka is the replay buffer: abort what Doris holds for the epoch, rewind
+  // to the end of the last recorded epoch and go on after a backoff.
+  log_->warn("epoch {}: {} failed: {}", replay_ ? replay_->record.epoch : open_.epoch, reason, error.what());
+  failure_ = error;
+  failure_reason_ = reason;
+  const Event ev = error.disposition() == Disposition::Retry ? Event::LoadFailedRetry : Event::LoadFailedFatal;
+  if (replay_) {
+    abort_loads(replay_->loads);
+    step(Who::Replay, ev);
+  } else {
+    step(Who::Open, ev);
+  }
+}
+
+void Pipeline::Impl::abort_loads(std::map<Target, OpenLoad>& loads) {
+  for (auto& [target, load] : loads) {
+    if (load.stream) load.stream->cancel();
+    // Best effort: what cannot be aborted now is found by the label probe at
+    // the next start or by the label-conflict handling when this epoch number
+    // is used again.
+    auto r = deps_.doris.abort_by_label(target.db, load.spec.label);
+    if (auto* err = std::get_if<doris::DorisError>(&r))
+      log_->warn("aborting label {} failed: {}", load.spec.label, err->what());
+  }
+  loads.clear();
+}
+
+void Pipeline::Impl::abort_open_epoch_for_replay() {
+  if (!open_.loads.empty()) ++deps_.metrics.epochs_aborted;
+  abort_loads(open_.loads);
+  open_.phase = Phase::Open;
+  open_.end_requested = false;
+  open_.started = Clock::now();
+  ++rewind_generation_;
+}
+
+void Pipeline::Impl::abort_open_epoch_stopping() {
+  failure_ = Error(Disposition::Retry, "stopping: the previous epoch did not commit before the shutdown deadline");
+  failure_reason_ = "stopping";
+  step(Who::Open, Event::LoadFailedRetry);
+}
+
+void Pipeline::Impl::rewind(const std::string& reason) {
+  deps_.metrics.add_rewind(reason);
+  open_.end_requested = false;
+  open_.started = Clock::now();
+  ++rewind_generation_;
+  for (const auto& tp : deps_.source.assignment()) {
+    auto b = base_.find(tp);
+    if (b == base_.end()) {
+      // Nothing recorded covers it: restart it where the group says.
+      pos_.erase(tp);
+      continue;
+    }
+    if (auto err = deps_.source.seek(tp, b->second, std::chrono::seconds(10))) {
+      if (err->disposition() == Disposition::Fatal) throw FatalStop{*err};
+      log_->warn("seek {} to {} failed: {}", kafka::to_string(tp), b->second, err->what());
+    }
+    pos_[tp] = b->second;
+  }
+}
+
+void Pipeline::Impl::sleep_backoff(int attempt) {
+  auto until = Clock::now() + backoff_.delay(attempt);
+  // Sleep in slices: a stop request must not wait out a long backoff.
+  while (!stop_.load() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+}  // namespace cdc2doris::pipeline

@@ -1,0 +1,206 @@
+#pragma once
+// Private to core/pipeline: the pipeline's implementation class, shared by
+// the files that define its parts (recovery.cpp, rebalance.cpp, run_loop.cpp,
+// loads.cpp, epoch_driver.cpp, replay.cpp, failures.cpp, pipeline.cpp).
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "core/doris/backoff.hpp"
+#include "core/pipeline/epoch_machine.hpp"
+#include "core/pipeline/pipeline.hpp"
+
+namespace cdc2doris::pipeline {
+
+using Clock = std::chrono::steady_clock;
+using kafka::TopicPartition;
+
+inline int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+inline TopicPartition to_kafka(const state::TopicPartition& tp) { return {tp.topic, tp.partition}; }
+
+// A fatal condition that unwinds to run(): the pipeline stops, nothing past
+// it is committed.
+struct FatalStop {
+  Error error;
+};
+
+// One Stream Load of the epoch being filled.
+struct OpenLoad {
+  Target target;
+  doris::LoadSpec spec;
+  std::unique_ptr<doris::LoadStream> stream;
+  std::string pending;  // rows gathered before they are handed to the stream
+  uint64_t rows = 0;
+  uint64_t bytes = 0;
+};
+
+// The epoch being filled.
+struct OpenEpoch {
+  uint64_t epoch = 0;
+  Phase phase = Phase::Open;
+  state::EpochRecord record;  // built when its loads are pre-committed
+  std::map<Target, OpenLoad> loads;
+  Clock::time_point started = Clock::now();
+  bool end_requested = false;
+  bool dead_letters = false;  // dead letters produced since the last flush
+};
+
+// The epoch being committed (at most one; its record is in the store).
+struct ClosingEpoch {
+  state::EpochRecord record;
+  Phase phase = Phase::Committing;
+  std::vector<std::pair<size_t, std::future<doris::TxnResult>>> inflight;  // index into record.txns
+  Clock::time_point committing_since = Clock::now();
+  Clock::time_point retry_at{};
+  int attempt = 0;
+  std::set<size_t> lost;
+};
+
+// Re-reading one recorded epoch's offset range for the tables whose txn
+// Doris lost (aborted after a pre-commit timeout, label expired...).
+struct Replay {
+  Phase phase = Phase::Replaying;
+  state::EpochRecord record;
+  std::set<Target> tables;
+  std::map<TopicPartition, std::pair<int64_t, int64_t>> ranges;  // [start, end)
+  std::set<TopicPartition> remaining;
+  std::map<Target, OpenLoad> loads;
+  bool positioned = false;  // partitions sought to their start offsets
+  int attempt = 0;
+};
+
+
+class Pipeline::Impl : public kafka::RebalanceListener {
+ public:
+  Impl(PipelineConfig config, decode::DecoderOptions decoder_options, Dependencies deps)
+      : cfg_(std::move(config)),
+        deps_(deps),
+        decoder_(std::move(decoder_options)),
+        log_(spdlog::default_logger()->clone("pipeline")),
+        backoff_{cfg_.backoff_base, cfg_.backoff_cap} {
+    if (cfg_.bad_record_policy == BadRecordPolicy::DeadLetter &&
+        (deps_.dead_letters == nullptr || cfg_.dead_letter_topic.empty()))
+      throw std::invalid_argument("bad-record policy dead_letter needs a dead-letter topic and producer");
+  }
+
+  RunResult run();
+  void request_stop() { stop_.store(true); }
+  bool stop_requested() const { return stop_.load(); }
+
+  // RebalanceListener (called inside source.poll() on this thread)
+  kafka::OffsetMap on_assign(const std::vector<TopicPartition>& added) override;
+  void on_revoke(const std::vector<TopicPartition>& revoked, bool lost) override;
+
+ private:
+  enum class Who { Open, Closing, Replay };
+  enum class LostCheck { Committed, Lost, Retry };
+
+  kafka::OffsetMap assign_partitions(const std::vector<TopicPartition>& added);
+  void revoke_partitions(const std::vector<TopicPartition>& revoked, bool lost);
+  // --- recovery
+  void recover();
+  void abort_lingering();
+  // --- main loop
+  void process(const kafka::Message& msg);
+  // Topic names compared by the source's pointer first: librdkafka hands out
+  // one name per topic, so a per-record string compare is rarely needed. Only
+  // within one batch, whose records keep their names alive: two live names
+  // cannot share an address, while a freed one could be reused.
+  bool same_topic(std::string_view a, const std::string& b) const {
+    if (a.data() == current_topic_name_.data() && a.size() == current_topic_name_.size()) return true;
+    return a == b;
+  }
+  // Both records of the same batch (alive), so equal pointers mean equal names.
+  static bool same_partition(const kafka::Message& a, std::string_view topic, int32_t partition) {
+    return a.partition == partition && ((a.topic.data() == topic.data() && a.topic.size() == topic.size()) || a.topic == topic);
+  }
+  void handle_change();
+  void bad_record(const kafka::Message& msg, const decode::DecodeError& err);
+  // nullptr when opening failed and the epoch was aborted (the record is re-read).
+  OpenLoad* load_for(std::map<Target, OpenLoad>& loads, const Target& target, const decode::Row& row,
+                     uint64_t epoch, bool may_end_epoch);
+  void append_row(OpenLoad& load, const decode::Row& row);
+  std::optional<doris::DorisError> flush_pending(OpenLoad& load);
+  bool should_end_epoch() const;
+  void apply_memory_cap();
+  // --- epoch lifecycle, driven by transition()
+  void step(Who who, Event event);
+  void end_open_epoch(const char* reason);
+  std::optional<doris::DorisError> finish_loads(std::map<Target, OpenLoad>& loads, std::vector<state::TableTxn>& txns);
+  void start_commits(ClosingEpoch& closing);
+  void drive_closing(bool block);
+  LostCheck classify_lost(const state::TableTxn& txn);
+  void mark_committed(ClosingEpoch& closing);
+  void commit_offsets(const ClosingEpoch& closing);
+  void open_next_epoch();
+  // --- replay
+  void begin_replay();
+  void position_replay();
+  void process_replay(const kafka::Message& msg);
+  void finish_replay();
+  void resume_after_replay();
+  // --- failures
+  void fail(const Error& error, const std::string& reason);
+  void abort_loads(std::map<Target, OpenLoad>& loads);
+  void abort_open_epoch_for_replay();
+  void rewind(const std::string& reason);
+  void sleep_backoff(int attempt);
+  // --- helpers
+  std::optional<bool> table_unique_key(const Target& t, const TableSettings& s);
+  int open_txns_in_db(const std::string& db) const;
+  state::EpochRecord make_record(uint64_t epoch, std::vector<state::TableTxn> txns) const;
+  void publish_partitions();
+  void shutdown(RunResult& result);
+  Clock::time_point stop_deadline();
+  bool stop_deadline_passed();
+  // A load cannot be placed because the closing epoch did not commit before
+  // the shutdown deadline: abort the open epoch (it is re-read by the next start).
+  void abort_open_epoch_stopping();
+
+  PipelineConfig cfg_;
+  Dependencies deps_;
+  decode::Decoder decoder_;
+  decode::Change change_;
+  std::shared_ptr<spdlog::logger> log_;
+  doris::Backoff backoff_;
+  std::atomic<bool> stop_{false};
+
+  uint64_t last_committed_epoch_ = 0;
+  OpenEpoch open_;
+  std::optional<ClosingEpoch> closing_;
+  std::optional<Replay> replay_;
+  // Per assigned partition: next offset to process, and where the open epoch
+  // started (the rewind target: the end of the last recorded epoch).
+  std::map<TopicPartition, int64_t> pos_;
+  std::map<TopicPartition, int64_t> base_;
+  TopicPartition current_tp_{"", -1};  // process(): the previous record's partition
+  std::string_view current_topic_name_;  // the source's view of its topic name (librdkafka: one per topic)
+  // End offsets of committed epochs, for partitions (re)assigned later.
+  std::map<TopicPartition, int64_t> committed_;
+  std::map<Target, bool> unique_key_cache_;
+  uint64_t rewind_generation_ = 0;
+  bool paused_ = false;
+  bool subscribed_ = false;
+  int consecutive_failures_ = 0;
+  std::optional<Error> failure_;  // what the next failure event is about
+  std::optional<Clock::time_point> stop_deadline_;  // set once the stop request is seen
+  bool closing_source_ = false;  // inside the final source.close()
+  std::optional<Error> deferred_stop_;  // raised inside a rebalance callback
+  kafka::OffsetMap group_offsets_pending_;
+  Clock::time_point last_publish_{};  // committed during recovery, before subscribe
+  std::string failure_reason_;
+};
+
+}  // namespace cdc2doris::pipeline

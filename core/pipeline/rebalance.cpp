@@ -1,0 +1,93 @@
+// Partition assignment and revocation (librdkafka rebalance callbacks).
+#include "core/pipeline/pipeline_impl.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace cdc2doris::pipeline {
+
+// The rebalance callbacks run inside librdkafka's C frames (source.poll()):
+// nothing may unwind through them. A stop raised inside is kept and re-thrown
+// by the run loop once poll() returned.
+kafka::OffsetMap Pipeline::Impl::on_assign(const std::vector<TopicPartition>& added) {
+  try {
+    return assign_partitions(added);
+  } catch (const FatalStop& f) {
+    if (!deferred_stop_) deferred_stop_ = f.error;
+  } catch (const state::StateError& e) {
+    if (!deferred_stop_) deferred_stop_ = e.to_error();
+  }
+  return {};
+}
+
+void Pipeline::Impl::on_revoke(const std::vector<TopicPartition>& revoked, bool lost) {
+  try {
+    revoke_partitions(revoked, lost);
+  } catch (const FatalStop& f) {
+    if (!deferred_stop_) deferred_stop_ = f.error;
+  } catch (const state::StateError& e) {
+    if (!deferred_stop_) deferred_stop_ = e.to_error();
+  }
+}
+
+kafka::OffsetMap Pipeline::Impl::assign_partitions(const std::vector<TopicPartition>& added) {
+  kafka::OffsetMap out;
+  for (const auto& tp : added) {
+    if (replay_) {
+      if (auto it = replay_->ranges.find(tp); it != replay_->ranges.end()) {
+        out[tp] = it->second.first;
+        pos_[tp] = it->second.second;
+        base_[tp] = it->second.second;
+        continue;
+      }
+    }
+    if (auto it = committed_.find(tp); it != committed_.end()) {
+      out[tp] = it->second;
+      pos_[tp] = it->second;
+      base_[tp] = it->second;
+    }
+    // Otherwise the group's committed offset or auto.offset.reset decides;
+    // the first record seen fixes the epoch's start for that partition.
+  }
+  log_->info("assigned {} partition(s)", added.size());
+  if (replay_ && replay_->positioned == false) {
+    bool all = std::all_of(replay_->ranges.begin(), replay_->ranges.end(),
+                           [&](const auto& r) { return pos_.count(r.first) > 0; });
+    if (all) replay_->positioned = true;  // the assignment itself starts them at the replay range
+  }
+  publish_partitions();
+  return out;
+}
+
+void Pipeline::Impl::revoke_partitions(const std::vector<TopicPartition>& revoked, bool lost) {
+  log_->info("{} {} partition(s)", lost ? "lost" : "revoking", revoked.size());
+  // The final revoke of source.close() ends nothing: shutdown() already ended
+  // the epoch (or ran out of time), and after a fatal error the open epoch
+  // holds rows that never reached Doris — recording it would commit offsets
+  // past them.
+  if (!lost && !replay_ && !closing_source_) {
+    end_open_epoch("partition revocation");
+    drive_closing(/*block=*/true);
+    if (closing_) {
+      // Stopping, and the previous epoch did not commit before the shutdown
+      // deadline: the open epoch cannot be recorded before the partitions
+      // go, so it is aborted like for lost partitions.
+      abort_open_epoch_for_replay();
+      rewind("partition revocation while stopping");
+    }
+  }
+  for (const auto& tp : revoked) {
+    pos_.erase(tp);
+    base_.erase(tp);
+    deps_.metrics.erase_partition(kafka::to_string(tp));
+  }
+  if (lost && !replay_) {
+    // Someone else owns them already: committing their rows now could race
+    // the new owner. The rest is re-read.
+    abort_open_epoch_for_replay();
+    rewind("partitions lost");
+  }
+}
+
+}  // namespace cdc2doris::pipeline

@@ -1,0 +1,127 @@
+// Start-up recovery: roll a PRECOMMITTED epoch forward and abort txns lingering
+// under labels no record knows.
+#include "core/pipeline/pipeline_impl.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+#include "core/doris/label.hpp"
+
+namespace cdc2doris::pipeline {
+
+void Pipeline::Impl::recover() {
+  for (const auto& [tp, off] : deps_.store.committed_offsets()) committed_[to_kafka(tp)] = off.offset;
+  auto latest = deps_.store.latest();
+  if (!latest) {
+    open_.epoch = 1;
+  } else if (latest->state == state::EpochState::Committed) {
+    last_committed_epoch_ = latest->epoch;
+    open_.epoch = latest->epoch + 1;
+  } else if (latest->state == state::EpochState::Aborted) {
+    // An aborted record never committed anything; its number is reused.
+    open_.epoch = latest->epoch;
+    if (auto prev = latest->epoch > 1 ? deps_.store.get(latest->epoch - 1) : std::nullopt)
+      last_committed_epoch_ = prev->epoch;
+  } else {
+    open_.epoch = latest->epoch + 1;
+    log_->info("recovery: epoch {} is PRECOMMITTED with {} txn(s); rolling it forward", latest->epoch,
+               latest->txns.size());
+    if (auto prev = latest->epoch > 1 ? deps_.store.get(latest->epoch - 1) : std::nullopt)
+      last_committed_epoch_ = prev->epoch;
+    closing_.emplace();
+    closing_->record = *latest;
+    start_commits(*closing_);
+    // Commits run now; a txn Doris lost turns the epoch into a replay, which
+    // the main loop finishes once the partitions are assigned.
+    drive_closing(/*block=*/true);
+  }
+  abort_lingering();
+  deps_.metrics.set_epochs(open_.epoch, last_committed_epoch_);
+}
+
+void Pipeline::Impl::abort_lingering() {
+  // Every label prefix ever used, and where its labels could linger: no epoch
+  // number is used before the previous epoch's record is synced, so the only
+  // labels that can hold open txns are those after the last recorded epoch.
+  struct Walk {
+    std::string prefix;
+    uint64_t first_epoch;
+  };
+  std::vector<Walk> walks{{cfg_.label_prefix, open_.epoch}};
+  for (const auto& use : deps_.store.label_prefixes())
+    if (use.prefix != cfg_.label_prefix) walks.push_back({use.prefix, use.last_epoch + 1});
+
+  std::set<Target> tables;
+  for (const auto& [t, e] : deps_.store.table_epochs()) tables.insert({t.db, t.table});
+  for (const auto& t : deps_.router.known_targets()) tables.insert(t);
+  if (tables.empty()) return;
+
+  std::vector<std::pair<Walk, Target>> work;
+  for (const auto& w : walks)
+    for (const auto& t : tables) work.push_back({w, t});
+
+  std::mutex mu;
+  std::optional<Error> fatal;
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> aborted{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < work.size(); i = next++) {
+      const auto& [walk, target] = work[i];
+      for (int n = 0; n < cfg_.probe_max_labels; ++n) {
+        doris::LoadSpec spec;
+        spec.db = target.db;
+        spec.table = target.table;
+        spec.label = doris::make_label(walk.prefix, target.db, target.table, walk.first_epoch + n);
+        auto probed = deps_.doris.probe_label(spec);
+        if (auto* err = std::get_if<doris::DorisError>(&probed)) {
+          // A table that does not exist (any more) cannot hold txns of ours.
+          if (err->kind() == doris::ErrorKind::UnknownTable) break;
+          std::lock_guard lk(mu);
+          if (!fatal) fatal = *err;
+          return;
+        }
+        const auto& st = std::get<doris::LabelState>(probed);
+        if (st.state == doris::LabelState::Unused) break;
+        if (st.state == doris::LabelState::Finished) {
+          std::lock_guard lk(mu);
+          ErrorContext ctx;
+          ctx.table = target.name();
+          ctx.label = spec.label;
+          ctx.txn_id = st.txn_id;
+          if (!fatal)
+            fatal = Error(Disposition::Fatal,
+                          "label " + spec.label +
+                              " is already FINISHED in Doris but the checkpoint state does not know it: the state "
+                              "directory was reset or belongs to another pipeline; set a new delivery.label_prefix",
+                          ctx);
+          return;
+        }
+        if (st.txn_id) {
+          auto r = deps_.doris.abort(target.db, *st.txn_id);
+          if (auto* err = std::get_if<doris::DorisError>(&r)) {
+            std::lock_guard lk(mu);
+            if (!fatal) fatal = *err;
+            return;
+          }
+          ++aborted;
+          log_->info("recovery: aborted lingering txn {} (label {}, table {})", *st.txn_id, spec.label,
+                     target.name());
+        }
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    int n = std::clamp<int>(cfg_.probe_parallelism, 1, static_cast<int>(work.size()));
+    for (int i = 0; i < n; ++i) workers.emplace_back(worker);
+  }
+  deps_.metrics.lingering_txns_aborted += aborted.load();
+  if (fatal) throw FatalStop{*fatal};
+}
+
+}  // namespace cdc2doris::pipeline

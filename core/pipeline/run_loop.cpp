@@ -1,0 +1,204 @@
+// The main loop: poll, decode, route; and the bounded shutdown.
+#include "core/pipeline/pipeline_impl.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+namespace cdc2doris::pipeline {
+
+RunResult Pipeline::Impl::run() {
+  RunResult result;
+  try {
+    recover();
+    deps_.metrics.recovered = true;
+    deps_.source.subscribe(*this);
+    subscribed_ = true;
+    log_->info("consuming; epoch {} open, label prefix '{}'", open_.epoch, cfg_.label_prefix);
+    deps_.metrics.set_phase(to_string(Phase::Open));
+    while (!stop_.load()) {
+      auto polled = deps_.source.poll(cfg_.poll_timeout, cfg_.poll_max_messages);
+      if (deferred_stop_) throw FatalStop{*deferred_stop_};
+      if (!group_offsets_pending_.empty() && !pos_.empty()) {
+        kafka::OffsetMap mine;
+        for (const auto& [tp, off] : group_offsets_pending_)
+          if (pos_.count(tp)) mine[tp] = off;
+        if (!mine.empty())
+          if (auto err = deps_.source.commit(mine, "cdc2doris recovery"))
+            log_->warn("committing recovered offsets to the consumer group failed: {}", err->what());
+        group_offsets_pending_.clear();
+      }
+      for (const auto& e : polled.transient) {
+        log_->warn("kafka: {}", e.what());
+        deps_.metrics.kafka_error_unix_ms = unix_ms();
+      }
+      // A partition without an epoch start (first epoch, no committed
+      // offset) starts where its first fetched record is: a rewind must be
+      // able to seek it back there even if that record is not processed
+      // (a failure earlier in the batch, or an error returned with it).
+      // Records come in runs of one partition, in offset order: the first of
+      // each run is enough (this loop built a heap key per record before).
+      const kafka::Message* run_start = nullptr;
+      for (const auto& msg : polled.batch) {
+        if (run_start != nullptr && same_partition(*run_start, msg.topic, msg.partition)) continue;
+        run_start = &msg;
+        base_.try_emplace(TopicPartition{std::string(msg.topic), msg.partition}, msg.offset);
+      }
+      // Taken before the errors: a rewind they cause drops the whole batch
+      // (it was fetched before the seek; processing it would move the
+      // positions past the records the seek is to re-read).
+      const uint64_t generation = rewind_generation_;
+      for (const auto& e : polled.errors) {
+        if (e.disposition() == Disposition::Fatal) throw FatalStop{e};
+        fail(e, "kafka");
+      }
+      current_topic_name_ = {};  // the previous batch's names may be gone (see same_topic)
+      for (const auto& msg : polled.batch) {
+        if (rewind_generation_ != generation) break;  // the rest was fetched before a rewind
+        if (replay_)
+          process_replay(msg);
+        else
+          process(msg);
+      }
+      polled.batch.release();
+      if (replay_ && replay_->positioned && replay_->remaining.empty()) finish_replay();
+      drive_closing(/*block=*/false);
+      if (!replay_ && should_end_epoch()) end_open_epoch(open_.end_requested ? "size" : "interval");
+      apply_memory_cap();
+      // Positions and lag for /status and /metrics, at most once a second.
+      if (Clock::now() - last_publish_ >= std::chrono::seconds(1)) {
+        publish_partitions();
+        last_publish_ = Clock::now();
+      }
+    }
+    shutdown(result);
+  } catch (const FatalStop& f) {
+    log_->error("stopping: {}", f.error.what());
+    // Unrecorded txns are aborted now rather than left for the pre-commit
+    // timeout; a recorded epoch stays as it is for the next start.
+    abort_loads(open_.loads);
+    if (replay_) abort_loads(replay_->loads);
+    closing_source_ = true;
+    if (subscribed_) deps_.source.close(std::chrono::seconds(10));
+    result.error = f.error;
+  } catch (const state::StateError& e) {
+    log_->error("stopping: checkpoint state: {}", e.what());
+    abort_loads(open_.loads);
+    closing_source_ = true;
+    if (subscribed_) deps_.source.close(std::chrono::seconds(10));
+    result.error = e.to_error();
+  }
+  deps_.metrics.set_phase(result.error ? "failed" : "stopped");
+  return result;
+}
+
+void Pipeline::Impl::shutdown(RunResult& result) {
+  const auto deadline = stop_deadline();
+  log_->info("shutting down: finishing epoch {} (deadline {} ms)", open_.epoch, cfg_.shutdown_deadline.count());
+  if (!replay_) end_open_epoch("shutdown");
+  while (closing_ && Clock::now() < deadline) {
+    drive_closing(/*block=*/false);
+    if (closing_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (closing_ || replay_) {
+    // The recorded epoch stays PRECOMMITTED; the next start commits or replays it.
+    // Txns not in any record are aborted (their rows are re-read).
+    abort_loads(open_.loads);
+    if (replay_) abort_loads(replay_->loads);
+    result.error = Error(Disposition::Retry, "shutdown deadline passed before the last epoch committed; "
+                                             "the next start rolls it forward");
+  }
+  closing_source_ = true;
+  if (auto err = deps_.source.close(std::chrono::seconds(10))) log_->warn("kafka close: {}", err->what());
+}
+
+Clock::time_point Pipeline::Impl::stop_deadline() {
+  // The shutdown deadline counts from the first time the pipeline thread
+  // sees the stop request, wherever it was waiting then.
+  if (!stop_deadline_) stop_deadline_ = Clock::now() + cfg_.shutdown_deadline;
+  return *stop_deadline_;
+}
+
+bool Pipeline::Impl::stop_deadline_passed() { return stop_.load() && Clock::now() >= stop_deadline(); }
+
+bool Pipeline::Impl::should_end_epoch() const {
+  if (open_.end_requested) return true;
+  return Clock::now() - open_.started >= cfg_.epoch_interval;
+}
+
+void Pipeline::Impl::process(const kafka::Message& msg) {
+  // Records come in runs of one partition: build its key (a heap string for
+  // most topic names) only when the partition changes.
+  if (msg.partition != current_tp_.partition || !same_topic(msg.topic, current_tp_.topic))
+    current_tp_ = TopicPartition{std::string(msg.topic), msg.partition};
+  current_topic_name_ = msg.topic;
+  const TopicPartition& tp = current_tp_;
+  auto pit = pos_.find(tp);
+  // A record before the partition's position was fetched before a seek: it
+  // belongs to an epoch that is already recorded.
+  if (pit != pos_.end() && msg.offset < pit->second) return;
+  ++deps_.metrics.records_consumed;
+  deps_.metrics.bytes_consumed += (msg.value ? msg.value->size() : 0) + (msg.key ? msg.key->size() : 0);
+
+  const uint64_t generation = rewind_generation_;
+  decode::KafkaRecord rec{msg.topic, msg.partition, msg.offset, msg.key, msg.value, {}};
+  for (const auto& h : msg.headers) rec.headers.emplace_back(h.key, h.value.value_or(std::string_view{}));
+  if (auto err = decoder_.decode(rec, change_)) {
+    bad_record(msg, *err);
+  } else if (change_.kind == decode::Kind::Change) {
+    handle_change();
+  } else {
+    ++deps_.metrics.records_skipped;
+    if (change_.kind == decode::Kind::SchemaChange || change_.kind == decode::Kind::Truncate)
+      log_->warn("{} record at {}/{}@{} for {}.{} is not applied to Doris", decode::to_string(change_.kind),
+                 msg.topic, msg.partition, msg.offset, change_.db, change_.table);
+  }
+  // A failure while handling the record rewound the partitions: the record
+  // is read again later and must not move the position now.
+  if (rewind_generation_ != generation || replay_) return;
+  base_.try_emplace(tp, msg.offset);
+  pos_.insert_or_assign(tp, msg.offset + 1);
+}
+
+void Pipeline::Impl::handle_change() {
+  auto target = deps_.router.route(change_);
+  if (!target) {
+    ++deps_.metrics.records_skipped;
+    return;
+  }
+  const uint64_t generation = rewind_generation_;
+  for (const auto& row : change_.rows) {
+    OpenLoad* load = load_for(open_.loads, *target, row, open_.epoch, /*may_end_epoch=*/true);
+    if (load == nullptr || rewind_generation_ != generation || replay_) return;
+    append_row(*load, row);
+    if (rewind_generation_ != generation) return;
+    if (load->rows >= cfg_.epoch_max_rows || load->bytes >= cfg_.epoch_max_bytes) open_.end_requested = true;
+  }
+}
+
+void Pipeline::Impl::bad_record(const kafka::Message& msg, const decode::DecodeError& err) {
+  const std::string reason = decode::to_string(err.code);
+  deps_.metrics.add_bad_record(reason, to_string(cfg_.bad_record_policy));
+  switch (cfg_.bad_record_policy) {
+    case BadRecordPolicy::Fail: {
+      failure_ = Error(Disposition::Fatal,
+                       "bad record (policy fail; nothing from this offset on is committed): " + err.message(),
+                       err.to_error().context());
+      step(Who::Open, Event::LoadFailedFatal);
+      return;
+    }
+    case BadRecordPolicy::Skip:
+      log_->warn("skipping bad record: {}", err.message());
+      return;
+    case BadRecordPolicy::DeadLetter:
+      if (auto e = deps_.dead_letters->produce(cfg_.dead_letter_topic, msg, err.message())) {
+        fail(*e, "dead-letter");
+        return;
+      }
+      open_.dead_letters = true;
+      log_->warn("bad record sent to dead-letter topic {}: {}", cfg_.dead_letter_topic, err.message());
+      return;
+  }
+}
+
+}  // namespace cdc2doris::pipeline
