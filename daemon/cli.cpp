@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "core/common/build_info.hpp"
 #include "daemon/exit_codes.hpp"
 
 namespace cdc2doris::daemon {
@@ -14,16 +15,16 @@ const char* const kUsage = R"(cdc2doris — Debezium change events from Kafka in
 
 Usage:
   cdc2doris run --config FILE              run the pipeline until SIGTERM/SIGINT
-  cdc2doris check --config FILE [--connect]
+  cdc2doris check --config FILE [--connect [--timeout DURATION]]
                                            validate the configuration; with --connect also
-                                           reach Kafka and every Doris FE and check the tables
+                                           reach Kafka, the topics, every Doris FE and the tables
   cdc2doris state show --config FILE       print the checkpoint state (JSON)
   cdc2doris state reset --config FILE --yes
                                            delete the checkpoint state
   cdc2doris decode [--config FILE] [--framed] [options]
                                            decode Debezium JSON lines from stdin (dry run)
   cdc2doris config-reference               print the configuration reference (Markdown)
-  cdc2doris version                        print the version
+  cdc2doris version                        print the version and git commit
   cdc2doris COMMAND --help                 help for one command
 
 Exit codes:
@@ -35,24 +36,91 @@ Exit codes:
   5  check --connect found a problem
 )";
 
-Args parse_args(int argc, char** argv, int from, const std::set<std::string>& flags) {
+const char* const kRunUsage = R"(Usage: cdc2doris run --config FILE
+
+Runs the pipeline until SIGTERM/SIGINT: consumes the configured topics, loads
+every table through Doris Stream Load 2PC and checkpoints each epoch in
+state.dir. On SIGTERM the current epoch is finished and committed within
+delivery.shutdown_deadline. The configuration is validated first, exactly as
+`cdc2doris check` does.
+
+Exit codes: 0 clean shutdown, 1 fatal error, 2 configuration error, 3 state
+directory locked/corrupt/newer, 4 shutdown deadline passed.
+)";
+
+const char* const kCheckUsage = R"(Usage: cdc2doris check --config FILE [--connect [--timeout DURATION]]
+
+Validates the configuration as `run` does (every rejected value is named with
+file:line:column). With --connect it also
+  - asks Kafka for metadata with the configured security settings (fails if no
+    broker answers within --timeout, default 10s),
+  - checks that every configured topic exists (a regex matching none is a warning),
+  - calls every Doris FE with the configured user and password,
+  - asks Doris for the schema of every target table known from the routing
+    configuration or derived from the existing topics' names.
+Every failure is printed; secrets never are.
+
+Exit codes: 0 valid (and everything reached), 2 configuration error, 5 --connect found a problem.
+)";
+
+const char* const kStateUsage = R"(Usage: cdc2doris state show --config FILE
+       cdc2doris state reset --config FILE --yes
+
+show   prints the checkpoint state in state.dir as JSON (epochs, their
+       transactions and offsets, committed offsets, label prefixes).
+reset  deletes every checkpoint; the next run resumes from the consumer
+       group's offsets. Needs --yes.
+Neither creates state.dir: a path without checkpoint state is an error for
+show and nothing to do for reset.
+
+Exit codes: 0 done, 2 usage or configuration error, 3 no state there, or it is
+locked by a running daemon, corrupt or from a newer version.
+)";
+
+const char* const kConfigReferenceUsage = R"(Usage: cdc2doris config-reference
+
+Prints the configuration reference (docs/configuration.md) as Markdown.
+)";
+
+const char* const kVersionUsage = R"(Usage: cdc2doris version
+
+Prints the version and the git commit the binary was built from.
+)";
+
+std::variant<Args, std::string> parse_args(const Command& command, int argc, char** argv, int from) {
   Args a;
   for (int i = from; i < argc; ++i) a.raw.emplace_back(argv[i]);
   for (int i = from; i < argc; ++i) {
-    std::string s = argv[i];
-    if (s.rfind("--", 0) == 0) {
-      std::string key = s.substr(2), val;
-      if (auto eq = key.find('='); eq != std::string::npos) {
-        val = key.substr(eq + 1);
-        key.resize(eq);
-      } else if (!flags.count(key) && i + 1 < argc) {
+    const std::string s = argv[i];
+    if (s == "-h") {
+      a.options["help"] = "";
+      continue;
+    }
+    if (s.rfind("--", 0) != 0 || s == "--") {
+      a.positional.push_back(s);
+      continue;
+    }
+    std::string key = s.substr(2), val;
+    const auto eq = key.find('=');
+    if (eq != std::string::npos) {
+      val = key.substr(eq + 1);
+      key.resize(eq);
+    }
+    if (key == "help" || command.flags.count(key)) {
+      if (eq != std::string::npos) return "option --" + key + " takes no value";
+    } else if (command.options.count(key)) {
+      if (eq == std::string::npos) {
+        if (i + 1 >= argc) return "option --" + key + " needs a value";
         val = argv[++i];
       }
-      a.options[key] = val;
     } else {
-      a.positional.push_back(s);
+      return "unknown option " + s.substr(0, eq == std::string::npos ? s.npos : eq + 2);
     }
+    a.options[key] = val;
   }
+  if (a.has("help")) return a;  // help wins over any other mistake
+  if (a.positional.size() > command.max_positional)
+    return "unexpected argument '" + a.positional[command.max_positional] + "'";
   return a;
 }
 
@@ -80,6 +148,10 @@ std::unique_ptr<state::RocksCheckpointStore> open_state_or_exit(const config::Co
     std::cerr << "cdc2doris: checkpoint state: " << e.what() << "\n";
     std::exit(kExitState);
   }
+}
+
+std::string version_line() {
+  return "cdc2doris " + std::string(build_info::version()) + " (commit " + std::string(build_info::commit()) + ")";
 }
 
 }  // namespace cdc2doris::daemon

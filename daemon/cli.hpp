@@ -7,21 +7,19 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "config/config.hpp"
 #include "state/rocksdb_store.hpp"
-
-#ifndef CDC2DORIS_VERSION
-#define CDC2DORIS_VERSION "0.0.0-dev"
-#endif
 
 namespace cdc2doris::daemon {
 
 struct Args {
   std::vector<std::string> raw;  // every argument after the command name, untouched
   std::vector<std::string> positional;
-  std::map<std::string, std::string> options;  // --key value / --flag ("")
+  std::map<std::string, std::string> options;  // --key value / --key=value / --flag ("")
   bool has(const std::string& k) const { return options.count(k) > 0; }
   std::string get(const std::string& k) const {
     auto it = options.find(k);
@@ -29,15 +27,34 @@ struct Args {
   }
 };
 
-// `flags` are the options that take no value.
-Args parse_args(int argc, char** argv, int from, const std::set<std::string>& flags);
+struct Command {
+  std::string_view name;
+  std::string_view usage;         // printed by `cdc2doris NAME --help` and after a usage error
+  std::set<std::string> flags;    // options without a value (--help is always one)
+  std::set<std::string> options;  // options with a value
+  size_t max_positional = 0;
+  int (*handler)(const Args&) = nullptr;
+  bool own_arguments = false;  // the handler parses Args::raw itself (decode)
+};
 
-// The global usage text (`cdc2doris --help`).
+// The arguments from argv[from] on, or why they are not what `command` takes
+// (an unknown option, a missing value, too many positional arguments).
+std::variant<Args, std::string> parse_args(const Command& command, int argc, char** argv, int from);
+
+// The global usage text (`cdc2doris --help`) and each command's.
 extern const char* const kUsage;
+extern const char* const kRunUsage;
+extern const char* const kCheckUsage;
+extern const char* const kStateUsage;
+extern const char* const kConfigReferenceUsage;
+extern const char* const kVersionUsage;
 
 // Exits with kExitUsage (and the reason on stderr) when --config is missing or invalid.
 config::Config load_config_or_exit(const Args& a);
 // Exits with kExitState when the state directory cannot be opened.
 std::unique_ptr<state::RocksCheckpointStore> open_state_or_exit(const config::Config& cfg);
+
+// "cdc2doris 0.1.0 (commit abc1234)": the `version` line and the first log line of `run`.
+std::string version_line();
 
 }  // namespace cdc2doris::daemon

@@ -48,7 +48,7 @@ int cmd_run(const Args& a) {
   config::Config cfg = load_config_or_exit(a);
   setup_logging(cfg.log_level, cfg.log_format, cfg.secrets());
   const sigset_t signals = block_signals();
-  spdlog::info("cdc2doris {} starting; config {}", CDC2DORIS_VERSION, cfg.path);
+  spdlog::info("{} starting; config {}", version_line(), cfg.path);
 
   auto store = open_state_or_exit(cfg);
   std::unique_ptr<doris::DorisClient> doris;

@@ -1,6 +1,7 @@
 // `cdc2doris state show|reset`: inspect or delete the checkpoint state.
 #include <boost/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 #include "daemon/commands.hpp"
@@ -9,20 +10,40 @@
 
 namespace cdc2doris::daemon {
 
+namespace {
+// RocksDB keeps its CURRENT file in every database directory.
+bool holds_state(const std::string& dir) {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
+}
+}  // namespace
+
 int cmd_state(const Args& a) {
   if (a.positional.empty() || (a.positional[0] != "show" && a.positional[0] != "reset")) {
-    std::cerr << "usage: cdc2doris state show|reset --config FILE [--yes]\n";
+    std::cerr << "cdc2doris state: expected 'show' or 'reset'\n\n" << kStateUsage;
+    return kExitUsage;
+  }
+  const bool reset = a.positional[0] == "reset";
+  if (reset && !a.has("yes")) {
+    std::cerr << "cdc2doris: state reset deletes every checkpoint in state.dir; the next run resumes from the "
+                 "consumer group's offsets. Add --yes to confirm.\n";
     return kExitUsage;
   }
   config::Config cfg = load_config_or_exit(a);
   setup_logging("warn", "text", cfg.secrets());
-  auto store = open_state_or_exit(cfg);
-  if (a.positional[0] == "reset") {
-    if (!a.has("yes")) {
-      std::cerr << "cdc2doris: state reset deletes every checkpoint in " << cfg.state_dir
-                << "; the next run resumes from the consumer group's offsets. Add --yes to confirm.\n";
-      return kExitUsage;
+  // Opening the store creates it; a mistyped state.dir (or --config) must not
+  // leave a fresh empty state behind, least of all in a directory that exists.
+  if (!holds_state(cfg.state_dir)) {
+    if (reset) {
+      std::cout << "no checkpoint state in " << cfg.state_dir << "; nothing to reset\n";
+      return kExitOk;
     }
+    std::cerr << "cdc2doris: no checkpoint state in " << cfg.state_dir
+              << " (state.dir of " << cfg.path << "); nothing has run with this configuration yet, or the path is wrong\n";
+    return kExitState;
+  }
+  auto store = open_state_or_exit(cfg);
+  if (reset) {
     store->reset();
     std::cout << "state in " << cfg.state_dir << " reset\n";
     return kExitOk;

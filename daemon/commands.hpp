@@ -5,10 +5,12 @@
 
 namespace cdc2doris::daemon {
 
-int cmd_run(const Args& a);     // cmd_run.cpp
-int cmd_check(const Args& a);   // cmd_check.cpp
-int cmd_state(const Args& a);   // cmd_state.cpp
-int cmd_decode(const Args& a);  // cmd_decode.cpp: parses a.raw itself
+int cmd_run(const Args& a);                 // cmd_run.cpp
+int cmd_check(const Args& a);               // cmd_check.cpp
+int cmd_state(const Args& a);               // cmd_state.cpp
+int cmd_decode(const Args& a);              // cmd_decode.cpp: parses a.raw itself
+int cmd_version(const Args& a);             // cmd_info.cpp
+int cmd_config_reference(const Args& a);    // cmd_info.cpp
 // `status` (cmd_status.cpp) goes here.
 
 }  // namespace cdc2doris::daemon
