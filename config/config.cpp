@@ -1,12 +1,19 @@
 #include "config/config.hpp"
 
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
+#include <variant>
 #include <fstream>
 #include <sstream>
 
 #include "config/schema.hpp"
+#include "core/doris/url.hpp"
+#include "core/kafka/probe.hpp"
 
 namespace cdc2doris::config {
 
@@ -83,13 +90,15 @@ class Reader {
   }
   int64_t integer(const YAML::Node& n, const std::string& path) const {
     std::string s = str(n, path);
+    std::optional<int64_t> v;
     try {
       size_t used = 0;
-      long long v = std::stoll(s, &used);
-      if (used == s.size()) return v;
+      long long parsed = std::stoll(s, &used);
+      if (used == s.size()) v = parsed;
     } catch (const std::exception&) {
     }
-    expected(n, path, "an integer");
+    if (!v) expected(n, path, "an integer");
+    return bounded(n, path, "an integer", *v);
   }
   bool boolean(const YAML::Node& n, const std::string& path) const {
     std::string s = str(n, path);
@@ -103,8 +112,11 @@ class Reader {
     while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
     std::string num = s.substr(0, i), unit = s.substr(i);
     double mult = unit == "ms" ? 1 : unit == "s" || unit.empty() ? 1000 : unit == "m" ? 60000 : unit == "h" ? 3600000 : -1;
-    if (num.empty() || mult < 0) expected(n, path, "a duration such as 500ms, 10s, 5m, 1h");
-    return std::chrono::milliseconds(static_cast<int64_t>(std::stod(num) * mult));
+    if (num.empty() || mult < 0 || std::count(num.begin(), num.end(), '.') > 1)
+      expected(n, path, "a duration such as 500ms, 10s, 5m, 1h");
+    const double ms = std::stod(num) * mult;
+    if (ms > 1e15) expected(n, path, "a duration below 30000 years");
+    return std::chrono::milliseconds(bounded(n, path, "a duration", static_cast<int64_t>(ms)));
   }
   uint64_t size(const YAML::Node& n, const std::string& path) const {
     std::string s = str(n, path);
@@ -115,8 +127,9 @@ class Reader {
         {"", 1}, {"B", 1}, {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30},
         {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000}};
     auto u = units.find(unit);
-    if (num.empty() || u == units.end()) expected(n, path, "a size such as 65536, 64KiB, 256MiB, 2GiB");
-    return std::stoull(num) * u->second;
+    if (num.empty() || u == units.end() || num.size() > 15) expected(n, path, "a size such as 65536, 64KiB, 256MiB, 2GiB");
+    const uint64_t bytes = std::stoull(num) * u->second;
+    return static_cast<uint64_t>(bounded(n, path, "a size", static_cast<int64_t>(bytes)));
   }
   std::string choice(const YAML::Node& n, const std::string& path, std::initializer_list<const char*> allowed) const {
     std::string s = str(n, path);
@@ -147,6 +160,35 @@ class Reader {
       out[k] = str(kv.second, path + "." + k);
     }
     return out;
+  }
+
+  // The schema's bounds for `path`: durations in milliseconds, sizes in bytes.
+  int64_t bounded(const YAML::Node& n, const std::string& path, const std::string& what, int64_t v) const {
+    const KeySpec* spec = find_key(generic(path));
+    if (!spec || !spec->bounds || (v >= spec->bounds->min && v <= spec->bounds->max)) return v;
+    const auto unit = what == "a duration" ? std::string("ms") : what == "a size" ? std::string(" bytes") : std::string();
+    std::string range = spec->bounds->max == std::numeric_limits<int64_t>::max()
+                            ? ">= " + std::to_string(spec->bounds->min) + unit
+                            : "from " + std::to_string(spec->bounds->min) + unit + " to " + std::to_string(spec->bounds->max) + unit;
+    expected(n, path, what + " " + range);
+  }
+
+  // yaml-cpp keeps both entries of a duplicated key and answers lookups with
+  // the first, so the second would be ignored without a word.
+  void check_duplicates(const YAML::Node& n, const std::string& path) const {
+    if (n.IsMap()) {
+      std::map<std::string, YAML::Mark> seen;
+      for (const auto& kv : n) {
+        const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+        const std::string child = path.empty() ? key : path + "." + key;
+        if (auto [it, fresh] = seen.emplace(key, kv.first.Mark()); !fresh)
+          fail(kv.first.Mark(), child,
+               "duplicate key (first at line " + std::to_string(it->second.line + 1) + "); merge the two");
+        check_duplicates(kv.second, child);
+      }
+    } else if (n.IsSequence()) {
+      for (size_t i = 0; i < n.size(); ++i) check_duplicates(n[i], path + "[" + std::to_string(i) + "]");
+    }
   }
 
   // Rejects keys the schema does not know, naming the ones it does. `gpath`
@@ -205,6 +247,62 @@ class Reader {
   const std::map<std::string, std::string>* env_;
 };
 
+// The i-th element of a list node; a scalar stands for a list of one.
+YAML::Node element(const YAML::Node& n, size_t i) { return n.IsSequence() ? n[i] : n; }
+
+// The mark of the key (not the value) `key` in map `m`.
+YAML::Mark key_mark(const YAML::Node& m, const std::string& key) {
+  for (const auto& kv : m)
+    if (kv.first.IsScalar() && kv.first.Scalar() == key) return kv.first.Mark();
+  return m.Mark();
+}
+
+// A target template names "db.table" and only the placeholders the router fills.
+void check_template(const Reader& r, const YAML::Node& n, const std::string& path, const std::string& t) {
+  static const std::regex placeholder(R"(\{([^}]*)\})");
+  for (auto it = std::sregex_iterator(t.begin(), t.end(), placeholder); it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1];
+    if (name != "db" && name != "schema" && name != "table")
+      r.expected(n, path, "a template with {db}, {schema} and {table} only (not {" + name + "})");
+  }
+  const auto dot = t.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == t.size())
+    r.expected(n, path, "a target 'db.table' template such as '{db}.{table}'");
+}
+
+struct ListenError {
+  std::string text;
+};
+
+// "HOST:PORT" -> "IP:PORT" as the admin server binds it (IPv6 without
+// brackets: it splits at the last ':'). Names are resolved here, so `check`
+// and `run` accept the same addresses.
+std::variant<std::string, ListenError> resolve_listen(const std::string& s) {
+  const ListenError shape{"HOST:PORT such as 127.0.0.1:8080, localhost:8080 or [::1]:8080 (a bare port does not say "
+                          "which interface to listen on; 0.0.0.0:PORT listens on all)"};
+  const auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) return shape;
+  std::string host = s.substr(0, colon);
+  const std::string port = s.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port) > 65535)
+    return ListenError{"HOST:PORT with a port from 0 to 65535"};
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0 || res == nullptr)
+    return ListenError{"HOST:PORT with a HOST that resolves (" + host + ": " + gai_strerror(rc) + ")"};
+  char ip[INET6_ADDRSTRLEN] = {};
+  const void* addr = res->ai_family == AF_INET6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(res->ai_addr)->sin6_addr)
+                                                : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr);
+  inet_ntop(res->ai_family, addr, ip, sizeof ip);
+  freeaddrinfo(res);
+  return std::string(ip) + ":" + port;
+}
+
 template <typename F>
 void with(const YAML::Node& parent, const char* key, F&& f) {
   // A missing section is an invalid (zombie) node: IsDefined() is the only safe question.
@@ -215,6 +313,7 @@ void with(const YAML::Node& parent, const char* key, F&& f) {
 
 Config parse(const YAML::Node& root, const std::string& name, const std::map<std::string, std::string>* env) {
   Reader r(name, env);
+  r.check_duplicates(root, "");
   r.check_keys(root, "", "");
   Config c;
   c.path = name;
@@ -224,10 +323,21 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   const YAML::Node kafka = root["kafka"];
   with(kafka, "bootstrap_servers", [&](auto& n) { c.bootstrap_servers = r.str(n, "kafka.bootstrap_servers"); });
   with(kafka, "group_id", [&](auto& n) { c.group_id = r.str(n, "kafka.group_id"); });
-  with(kafka, "topics", [&](auto& n) { c.topics = r.strings(n, "kafka.topics"); });
+  // librdkafka treats a subscription starting with '^' as a regex and fails
+  // the subscribe (at run time, long after `check`) if it does not compile.
+  auto check_subscription = [&](const YAML::Node& n, const std::string& path, const std::string& topic) {
+    if (topic.rfind('^', 0) != 0) return;
+    if (auto why = kafka::check_topic_regex(topic)) r.fail(n.Mark(), path, "invalid regex '" + topic + "': " + *why);
+  };
+  with(kafka, "topics", [&](auto& n) {
+    c.topics = r.strings(n, "kafka.topics");
+    for (size_t i = 0; i < c.topics.size(); ++i)
+      check_subscription(element(n, i), "kafka.topics[" + std::to_string(i) + "]", c.topics[i]);
+  });
   with(kafka, "topic_regex", [&](auto& n) {
     std::string re = r.str(n, "kafka.topic_regex");
     c.topics.push_back(re.rfind('^', 0) == 0 ? re : "^" + re);
+    check_subscription(n, "kafka.topic_regex", c.topics.back());
   });
   with(kafka, "properties", [&](auto& n) { c.kafka_properties = r.string_map(n, "kafka.properties"); });
   if (c.bootstrap_servers.empty()) r.fail(root_mark, "kafka.bootstrap_servers", "is required");
@@ -238,13 +348,32 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
       r.fail(kafka["properties"][forced].Mark(), std::string("kafka.properties.") + forced,
              "must be false: cdc2doris commits offsets itself after each epoch");
   }
+  // librdkafka judges its own properties (names, values, combinations), so
+  // `check` rejects exactly what the consumer would.
+  if (auto problem = kafka::check_properties(c.source_config().properties)) {
+    const YAML::Node props = kafka.IsMap() ? kafka["properties"] : YAML::Node();
+    if (!problem->key.empty() && props.IsDefined() && props.IsMap() && props[problem->key].IsDefined())
+      r.fail(key_mark(props, problem->key), "kafka.properties." + problem->key, problem->message);
+    r.fail(props.IsDefined() ? props.Mark() : root_mark, "kafka.properties", "librdkafka rejects them: " + problem->message);
+  }
 
   // doris
   const YAML::Node doris = root["doris"];
-  with(doris, "fe", [&](auto& n) { c.doris.fe_urls = r.strings(n, "doris.fe"); });
+  with(doris, "fe", [&](auto& n) {
+    c.doris.fe_urls = r.strings(n, "doris.fe");
+    for (size_t i = 0; i < c.doris.fe_urls.size(); ++i) {
+      const std::string& fe = c.doris.fe_urls[i];
+      if (!doris::parse_url(fe))
+        r.fail(element(n, i).Mark(), "doris.fe[" + std::to_string(i) + "]",
+               "expected an http:// or https:// URL or host:port, got '" + doris::redact_url(fe) + "'");
+    }
+  });
   if (c.doris.fe_urls.empty()) r.fail(root_mark, "doris.fe", "is required");
   c.doris.user = "root";
-  with(doris, "user", [&](auto& n) { c.doris.user = r.str(n, "doris.user"); });
+  with(doris, "user", [&](auto& n) {
+    c.doris.user = r.str(n, "doris.user");
+    if (c.doris.user.empty()) r.expected(n, "doris.user", "a Doris user name");
+  });
   with(doris, "password", [&](auto& n) { c.doris.password = r.str(n, "doris.password"); });
   with(doris, "password_file", [&](auto& n) {
     std::string p = r.str(n, "doris.password_file");
@@ -259,7 +388,13 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   with(doris, "route", [&](auto& n) {
     c.doris.route = r.choice(n, "doris.route", {"fe", "direct"}) == "fe" ? doris::Route::ViaFe : doris::Route::DirectBe;
   });
-  with(doris, "backends", [&](auto& n) { c.doris.backends = r.strings(n, "doris.backends"); });
+  with(doris, "backends", [&](auto& n) {
+    c.doris.backends = r.strings(n, "doris.backends");
+    for (size_t i = 0; i < c.doris.backends.size(); ++i)
+      if (!doris::split_host_port(c.doris.backends[i]))
+        r.fail(element(n, i).Mark(), "doris.backends[" + std::to_string(i) + "]",
+               "expected host:port, got '" + c.doris.backends[i] + "'");
+  });
   with(doris, "address_rewrite", [&](auto& n) { c.doris.address_rewrite = r.string_map(n, "doris.address_rewrite"); });
   with(doris, "tls", [&](auto& tls) {
     with(tls, "ca_file", [&](auto& n) { c.doris.tls.ca_file = r.str(n, "doris.tls.ca_file"); });
@@ -281,13 +416,17 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   const YAML::Node routing = root["routing"];
   with(routing, "include", [&](auto& n) { c.include = r.strings(n, "routing.include"); });
   with(routing, "exclude", [&](auto& n) { c.exclude = r.strings(n, "routing.exclude"); });
-  for (const auto& [list, path] : {std::pair{&c.include, "routing.include"}, std::pair{&c.exclude, "routing.exclude"}})
-    for (const auto& re : *list) try {
-        std::regex test(re);
+  for (const auto& [list, key] : {std::pair{&c.include, "include"}, std::pair{&c.exclude, "exclude"}})
+    for (size_t i = 0; i < list->size(); ++i) try {
+        std::regex test((*list)[i]);
       } catch (const std::regex_error& e) {
-        r.fail(routing[path + 8].Mark(), path, "invalid regex '" + re + "': " + e.what());
+        r.fail(element(routing[key], i).Mark(), std::string("routing.") + key + "[" + std::to_string(i) + "]",
+               "invalid regex '" + (*list)[i] + "': " + e.what());
       }
-  with(routing, "target", [&](auto& n) { c.target_template = r.str(n, "routing.target"); });
+  with(routing, "target", [&](auto& n) {
+    c.target_template = r.str(n, "routing.target");
+    check_template(r, n, "routing.target", c.target_template);
+  });
   with(routing, "rules", [&](auto& n) {
     if (!n.IsSequence()) r.expected(n, "routing.rules", "a list of {match, target}");
     for (size_t i = 0; i < n.size(); ++i) {
@@ -296,6 +435,7 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
       RoutingRule rule;
       rule.match = r.str(n[i]["match"], p + ".match");
       rule.target = r.str(n[i]["target"], p + ".target");
+      check_template(r, n[i]["target"], p + ".target", rule.target);
       try {
         rule.re = std::regex(rule.match);
       } catch (const std::regex_error& e) {
@@ -350,7 +490,6 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   with(delivery, "memory_cap", [&](auto& n) { d.memory_cap_bytes = r.size(n, "delivery.memory_cap"); });
   with(delivery, "open_transaction_budget", [&](auto& n) {
     d.open_txn_budget_per_db = static_cast<int>(r.integer(n, "delivery.open_transaction_budget"));
-    if (d.open_txn_budget_per_db < 1) r.expected(n, "delivery.open_transaction_budget", "a positive integer");
   });
   with(delivery, "bad_records", [&](auto& n) {
     auto v = r.choice(n, "delivery.bad_records", {"fail", "skip", "dead_letter"});
@@ -365,6 +504,12 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
        [&](auto& n) { d.shutdown_deadline = r.duration(n, "delivery.shutdown_deadline"); });
   with(delivery, "backoff_base", [&](auto& n) { d.backoff_base = r.duration(n, "delivery.backoff_base"); });
   with(delivery, "backoff_max", [&](auto& n) { d.backoff_cap = r.duration(n, "delivery.backoff_max"); });
+  if (d.backoff_cap < d.backoff_base) {
+    const bool max_given = delivery.IsMap() && delivery["backoff_max"].IsDefined();
+    r.fail((max_given ? delivery["backoff_max"] : delivery["backoff_base"]).Mark(), "delivery.backoff_max",
+           "must be at least delivery.backoff_base (" + std::to_string(d.backoff_cap.count()) + "ms < " +
+               std::to_string(d.backoff_base.count()) + "ms)");
+  }
 
   // decoding
   auto& o = c.decoding;
@@ -394,6 +539,16 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     with(e, "op", [&](auto& n) { o.extra_columns.op = r.str(n, "decoding.extra_columns.op"); });
     with(e, "source_ts", [&](auto& n) { o.extra_columns.source_ts = r.str(n, "decoding.extra_columns.source_ts"); });
   });
+  // The decoder judges its own options (the time zone above all) exactly as
+  // the pipeline will construct it.
+  try {
+    decode::Decoder probe(o);
+  } catch (const std::exception& e) {
+    const YAML::Node zone = decoding.IsMap() ? decoding["time_zone"] : YAML::Node();
+    const bool about_zone = std::string(e.what()).find("time zone") != std::string::npos && zone.IsDefined();
+    r.fail(about_zone ? zone.Mark() : (decoding.IsDefined() ? decoding.Mark() : root_mark),
+           about_zone ? "decoding.time_zone" : "decoding", e.what());
+  }
   for (const auto& [name, t] : c.tables) {
     if (!t.key_columns.empty()) o.key_columns[name] = t.key_columns;
     if (t.sequence_from_source_position) {
@@ -407,7 +562,11 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   with(root["state"], "dir", [&](auto& n) { c.state_dir = r.str(n, "state.dir"); });
   with(root["state"], "retention_epochs",
        [&](auto& n) { c.state_retention_epochs = static_cast<int>(r.integer(n, "state.retention_epochs")); });
-  with(root["admin"], "listen", [&](auto& n) { c.admin_listen = r.str(n, "admin.listen"); });
+  with(root["admin"], "listen", [&](auto& n) {
+    auto listen = resolve_listen(r.str(n, "admin.listen"));
+    if (auto* why = std::get_if<ListenError>(&listen)) r.expected(n, "admin.listen", why->text);
+    c.admin_listen = std::get<std::string>(listen);
+  });
   with(root["logging"], "level",
        [&](auto& n) { c.log_level = r.choice(n, "logging.level", {"trace", "debug", "info", "warn", "error"}); });
   with(root["logging"], "format", [&](auto& n) { c.log_format = r.choice(n, "logging.format", {"text", "json"}); });
@@ -511,7 +670,7 @@ std::string reference_markdown() {
     }
     std::string desc(k.description);
     for (size_t p = desc.find('|'); p != std::string::npos; p = desc.find('|', p + 2)) desc.replace(p, 1, "\\|");
-    std::string type(k.type);
+    std::string type = type_with_bounds(k);
     for (size_t p = type.find('|'); p != std::string::npos; p = type.find('|', p + 2)) type.replace(p, 1, "\\|");
     os << "| `" << k.path << "` | " << type << " | " << k.default_value << " | " << desc
        << (k.secret ? " **Secret:** never logged or shown." : "") << " |\n";

@@ -1,6 +1,7 @@
 #include "config/schema.hpp"
 
 #include <array>
+#include <string>
 
 namespace cdc2doris::config {
 
@@ -12,14 +13,17 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"kafka.group_id", "string", "cdc2doris",
      "Consumer group. Offsets are committed to it after every epoch so standard lag tools work."},
     {"kafka.topics", "list<string>", "(required unless topic_regex)", "Topics to consume."},
-    {"kafka.topic_regex", "string", "", "A regex subscription (librdkafka syntax), e.g. `^dbserver1\\..*`."},
+    {"kafka.topic_regex", "string", "",
+     "A regex subscription (POSIX extended, as librdkafka compiles it), e.g. `^dbserver1\\..*`."},
     {"kafka.properties", "map<string,string>", "{}",
      "librdkafka properties passed through verbatim (SASL/SSL, fetch sizes...). Values of keys holding secrets "
      "(`sasl.password`, `ssl.key.password`, `sasl.jaas.config`, ...) are redacted everywhere. "
-     "`enable.auto.commit` must stay false."},
+     "`enable.auto.commit` must stay false. librdkafka itself validates every property when the configuration is "
+     "loaded."},
     // ---------------------------------------------------------------- doris
     {"doris.fe", "list<string>", "(required)",
-     "FE HTTP addresses: `host:port`, `http://host:port` or `https://host:port`. Several give failover."},
+     "FE HTTP addresses: `host:port`, `http://host:port` or `https://host:port`. Several give failover. Credentials "
+     "in a URL are never printed."},
     {"doris.user", "string", "root", "Doris user for Basic auth."},
     {"doris.password", "string", "\"\"", "Doris password. Prefer `password_file` or `${ENV}`.", true},
     {"doris.password_file", "string", "", "File whose content (trailing newline stripped) is the password."},
@@ -35,17 +39,18 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"doris.load_headers", "map<string,string>", "{}",
      "Stream Load headers for every table (e.g. `max_filter_ratio`, `strict_mode`)."},
     {"doris.gzip", "boolean", "false", "Send load bodies gzip-compressed (`compress_type: gz`)."},
-    {"doris.buffer_bytes", "size", "1MiB", "Per-table load buffer; writers block when it is full."},
-    {"doris.io_threads", "integer", "1", "Threads running the HTTP client."},
-    {"doris.connect_timeout", "duration", "5s", "TCP/TLS connect timeout."},
-    {"doris.request_timeout", "duration", "30s", "Timeout of one 2PC/metadata request."},
-    {"doris.load_timeout", "duration", "300s", "Wait for Doris' answer after a load body ended."},
-    {"doris.max_attempts", "integer", "4", "Attempts for idempotent requests (2PC, probes, metadata)."},
+    {"doris.buffer_bytes", "size", "1MiB", "Per-table load buffer; writers block when it is full.", false, at_least(1)},
+    {"doris.io_threads", "integer", "1", "Threads running the HTTP client.", false, between(1, 256)},
+    {"doris.connect_timeout", "duration", "5s", "TCP/TLS connect timeout.", false, at_least(1)},
+    {"doris.request_timeout", "duration", "30s", "Timeout of one 2PC/metadata request.", false, at_least(1)},
+    {"doris.load_timeout", "duration", "300s", "Wait for Doris' answer after a load body ended.", false, at_least(1)},
+    {"doris.max_attempts", "integer", "4", "Attempts for idempotent requests (2PC, probes, metadata).", false,
+     between(1, 100)},
     // ---------------------------------------------------------------- routing
     {"routing.include", "list<string>", "[] (all)", "Regexes over the source `db.table`; only matches are loaded."},
     {"routing.exclude", "list<string>", "[]", "Regexes over the source `db.table` never loaded."},
     {"routing.target", "string", "{db}.{table}",
-     "Target template: `{db}`, `{schema}`, `{table}`, `{topic}`, e.g. `ods_{db}.{table}`."},
+     "Target template `db.table` with `{db}`, `{schema}`, `{table}`, e.g. `ods_{db}.{table}`."},
     {"routing.rules", "list<map>", "[]",
      "Ordered many-to-one rules; the first whose `match` regex matches the source `db.table` wins."},
     {"routing.rules.*.match", "string", "(required)", "Regex over the source `db.table`."},
@@ -63,21 +68,26 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     // ---------------------------------------------------------------- delivery
     {"delivery.label_prefix", "string", "cdc2doris",
      "Label prefix; labels are `{prefix}_{db}_{table}_{epoch}`. Unique per pipeline writing to one Doris."},
-    {"delivery.epoch_interval", "duration", "10s", "Checkpoint interval: every epoch ends (pre-commit, commit)."},
-    {"delivery.epoch_max_bytes", "size", "2GiB", "An epoch also ends when one table's load reaches this size."},
-    {"delivery.epoch_max_rows", "integer", "10000000", "... or this many rows."},
-    {"delivery.memory_cap", "size", "256MiB", "Rows buffered in the daemon; Kafka partitions pause above it."},
+    {"delivery.epoch_interval", "duration", "10s", "Checkpoint interval: every epoch ends (pre-commit, commit).",
+     false, at_least(1)},
+    {"delivery.epoch_max_bytes", "size", "2GiB", "An epoch also ends when one table's load reaches this size.",
+     false, at_least(1)},
+    {"delivery.epoch_max_rows", "integer", "10000000", "... or this many rows.", false, at_least(1)},
+    {"delivery.memory_cap", "size", "256MiB", "Rows buffered in the daemon; Kafka partitions pause above it.", false,
+     at_least(1)},
     {"delivery.open_transaction_budget", "integer", "800",
      "Open + pre-committed txns per Doris database; keep it below `max_running_txn_num_per_db` (1000 on Doris "
-     "2.1/3.0; on 2.0 and older the limit is 100: set 80). With more active tables than this, epochs end early."},
+     "2.1/3.0; on 2.0 and older the limit is 100: set 80). With more active tables than this, epochs end early.",
+     false, between(1, kIntMax)},
     {"delivery.bad_records", "enum(fail|skip|dead_letter)", "fail",
      "What a record that cannot be decoded does: stop the daemon, skip it (logged, counted), or copy it to "
      "`dead_letter_topic`."},
     {"delivery.dead_letter_topic", "string", "", "Topic for `bad_records: dead_letter`."},
     {"delivery.shutdown_deadline", "duration", "30s",
-     "On SIGTERM: time to finish and commit the current epoch before exiting non-zero."},
-    {"delivery.backoff_base", "duration", "200ms", "First retry delay (capped exponential, full jitter)."},
-    {"delivery.backoff_max", "duration", "10s", "Retry delay cap."},
+     "On SIGTERM: time to finish and commit the current epoch before exiting non-zero.", false, at_least(0)},
+    {"delivery.backoff_base", "duration", "200ms", "First retry delay (capped exponential, full jitter).", false,
+     at_least(1)},
+    {"delivery.backoff_max", "duration", "10s", "Retry delay cap (at least `backoff_base`).", false, at_least(1)},
     // ---------------------------------------------------------------- decoding
     {"decoding.envelope", "enum(auto|schema|plain|flattened)", "auto",
      "Debezium JSON shape: detected, with schema envelope, without, or ExtractNewRecordState output."},
@@ -85,16 +95,18 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"decoding.binary_mode", "enum(base64|hex)", "base64", "How bytes columns are written."},
     {"decoding.toast_placeholder", "string", "__debezium_unavailable_value",
      "Debezium's `unavailable.value.placeholder`."},
-    {"decoding.max_record_bytes", "size", "16MiB", "Larger records are bad records."},
-    {"decoding.max_depth", "integer", "32", "Deeper nesting makes a bad record."},
+    {"decoding.max_record_bytes", "size", "16MiB", "Larger records are bad records.", false, at_least(1)},
+    {"decoding.max_depth", "integer", "32", "Deeper nesting makes a bad record.", false, between(1, 1024)},
     {"decoding.flattened.deleted_field", "string", "__deleted", "ExtractNewRecordState delete marker field."},
     {"decoding.flattened.op_field", "string", "__op", "ExtractNewRecordState op field."},
     {"decoding.extra_columns.op", "string", "", "If set, a column receiving the op (`c`/`u`/`d`/`r`)."},
     {"decoding.extra_columns.source_ts", "string", "", "If set, a column receiving `source.ts_ms`."},
     // ---------------------------------------------------------------- state, admin, logging
     {"state.dir", "string", "/var/lib/cdc2doris", "RocksDB checkpoint directory (one daemon per directory)."},
-    {"state.retention_epochs", "integer", "100", "Committed epochs kept for `state show`."},
-    {"admin.listen", "string", "127.0.0.1:8080", "Admin HTTP (`/healthz`, `/readyz`, `/metrics`, `/status`)."},
+    {"state.retention_epochs", "integer", "100", "Committed epochs kept for `state show`.", false, between(1, kIntMax)},
+    {"admin.listen", "string", "127.0.0.1:8080",
+     "Admin HTTP (`/healthz`, `/readyz`, `/metrics`, `/status`): `HOST:PORT`, HOST an IP address (`[::1]` for IPv6) "
+     "or a name resolved at startup (`localhost`); port 0 picks a free one."},
     {"logging.level", "enum(trace|debug|info|warn|error)", "info", "Log level."},
     {"logging.format", "enum(text|json)", "text", "Log line format."},
 });
@@ -113,6 +125,19 @@ bool is_section(std::string_view path) {
     if (k.path.size() > path.size() && k.path.substr(0, path.size()) == path && k.path[path.size()] == '.')
       return true;
   return false;
+}
+
+std::string type_with_bounds(const KeySpec& k) {
+  std::string out(k.type);
+  if (!k.bounds) return out;
+  auto show = [&](int64_t v) {
+    std::string n = std::to_string(v);
+    if (k.type == "duration") return n + "ms";
+    if (k.type == "size") return n + "B";
+    return n;
+  };
+  const bool open_max = k.bounds->max == std::numeric_limits<int64_t>::max() || k.bounds->max == kIntMax;
+  return out + (open_max ? " (>= " + show(k.bounds->min) + ")" : " (" + show(k.bounds->min) + ".." + show(k.bounds->max) + ")");
 }
 
 }  // namespace cdc2doris::config

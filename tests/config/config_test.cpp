@@ -63,7 +63,7 @@ TEST_CASE("config: every key of the schema is accepted by the parser", "[config]
   group_id: g
   topics: [a, b]
   topic_regex: "^dbserver1\\..*"
-  properties: {"security.protocol": "SASL_SSL", "sasl.password": "kafka-secret-1"}
+  properties: {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.username": "cdc2doris", "sasl.password": "kafka-secret-1"}
 doris:
   fe: ["https://fe1:8443", "fe2:8030"]
   user: loader
@@ -176,14 +176,14 @@ TEST_CASE("config: every validation error names file:line:col, the key, the valu
       {base + "delivery:\n  bad_records: ignore\n",
        "test.yaml:7:16: delivery.bad_records: expected one of fail, skip, dead_letter, got 'ignore'"},
       {base + "delivery:\n  bad_records: dead_letter\n", "delivery.dead_letter_topic: is required with bad_records: dead_letter"},
-      {base + "delivery:\n  open_transaction_budget: 0\n", "delivery.open_transaction_budget: expected a positive integer, got '0'"},
+      {base + "delivery:\n  open_transaction_budget: 0\n", "delivery.open_transaction_budget: expected an integer from 1 to 2147483647, got '0'"},
       {base + "delivery:\n  label_prefix: \"a.b\"\n", "delivery.label_prefix: expected letters, digits, '-', '_' or ':'"},
       {"kafka:\n  topics: [a]\ndoris:\n  fe: [x]\n", "test.yaml:1:1: kafka.bootstrap_servers: is required"},
       {"kafka:\n  bootstrap_servers: k\ndoris:\n  fe: [x]\n", "kafka.topics: is required (or kafka.topic_regex)"},
       {"kafka:\n  bootstrap_servers: k\n  topics: [a]\n", "doris.fe: is required"},
       {"kafka:\n  bootstrap_servers: k\n  topics: [a]\n  properties: {enable.auto.commit: \"true\"}\ndoris:\n  fe: [x]\n",
        "kafka.properties.enable.auto.commit: must be false"},
-      {base + "routing:\n  include: [\"(\"]\n", "routing.include: invalid regex '('"},
+      {base + "routing:\n  include: [\"(\"]\n", "test.yaml:7:13: routing.include[0]: invalid regex '('"},
       {base + "routing:\n  rules:\n    - match: \"a\"\n", "routing.rules[0]: needs both 'match' and 'target'"},
       {base + "routing:\n  map: {\"a.b\": \"nodot\"}\n", "routing.map.a.b: expected a target 'db.table', got 'nodot'"},
       {base + "routing:\n  tables:\n    nodot: {key_model: unique}\n", "routing.tables.nodot: expected a target 'db.table' as the key"},
@@ -200,6 +200,86 @@ TEST_CASE("config: every validation error names file:line:col, the key, the valu
     auto err = error_of(c.yaml);
     CHECK_THAT(err, Catch::Contains(c.expect));
   }
+}
+
+// Everything `run` would reject (librdkafka, the decoder, the admin server,
+// the Doris client) is rejected when the file is loaded, so `check` says so.
+TEST_CASE("config: rejects what run would reject, at the value's file:line:col", "[config][validate]") {
+  const std::string base = kMinimal;
+  struct Case {
+    std::string yaml;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      // Subscriptions: librdkafka compiles '^' topics as POSIX extended regexes.
+      {"kafka:\n  bootstrap_servers: k\n  topic_regex: \"^dbz.(orders\"\ndoris:\n  fe: [x]\n",
+       "test.yaml:3:16: kafka.topic_regex: invalid regex '^dbz.(orders': "},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a, \"^b[\"]\ndoris:\n  fe: [x]\n",
+       "test.yaml:3:15: kafka.topics[1]: invalid regex '^b['"},
+      {base + "routing:\n  exclude: [a, \"b(\"]\n", "test.yaml:7:16: routing.exclude[1]: invalid regex 'b('"},
+      {base + "routing:\n  rules:\n    - {match: \"(x\", target: \"a.b\"}\n", "routing.rules[0].match: invalid regex '(x'"},
+      // Time zones: judged by the decoder itself.
+      {base + "decoding:\n  time_zone: Mars/Olympus_Mons\n",
+       "test.yaml:7:14: decoding.time_zone: unknown time zone \"Mars/Olympus_Mons\""},
+      // Listen addresses.
+      {base + "admin:\n  listen: 8080\n", "test.yaml:7:11: admin.listen: expected HOST:PORT such as 127.0.0.1:8080"},
+      {base + "admin:\n  listen: \":8080\"\n", "admin.listen: expected HOST:PORT such as"},
+      {base + "admin:\n  listen: \"127.0.0.1:99999\"\n", "admin.listen: expected HOST:PORT with a port from 0 to 65535"},
+      {base + "admin:\n  listen: \"no-such-host.invalid:8080\"\n", "admin.listen: expected HOST:PORT with a HOST that resolves"},
+      // URLs and addresses.
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [\"fe1:8030\", \"ftp://fe2:8030\"]\n",
+       "test.yaml:5:20: doris.fe[1]: expected an http:// or https:// URL or host:port, got 'ftp://fe2:8030'"},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [\"ftp://u:hunter2@fe2:8030\"]\n", "got 'ftp://***@fe2:8030'"},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  backends: [\"be1\"]\n",
+       "test.yaml:6:14: doris.backends[0]: expected host:port, got 'be1'"},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  user: \"\"\n", "doris.user: expected a Doris user name"},
+      // Ranges, next to the key in the schema.
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  io_threads: 0\n",
+       "test.yaml:6:15: doris.io_threads: expected an integer from 1 to 256, got '0'"},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  max_attempts: -1\n",
+       "test.yaml:6:17: doris.max_attempts: expected an integer from 1 to 100, got '-1'"},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  buffer_bytes: 0\n",
+       "doris.buffer_bytes: expected a size >= 1 bytes, got '0'"},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  request_timeout: 0s\n",
+       "doris.request_timeout: expected a duration >= 1ms, got '0s'"},
+      {base + "delivery:\n  epoch_interval: 0ms\n", "delivery.epoch_interval: expected a duration >= 1ms"},
+      {base + "delivery:\n  epoch_max_rows: -5\n", "delivery.epoch_max_rows: expected an integer >= 1, got '-5'"},
+      {base + "delivery:\n  backoff_base: 30s\n", "delivery.backoff_max: must be at least delivery.backoff_base"},
+      {base + "decoding:\n  max_depth: 0\n", "decoding.max_depth: expected an integer from 1 to 1024"},
+      {base + "state:\n  retention_epochs: 0\n", "state.retention_epochs: expected an integer from 1 to 2147483647"},
+      {base + "state:\n  retention_epochs: 3000000000\n", "state.retention_epochs: expected an integer from 1"},
+      // librdkafka judges its own properties.
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\n  properties:\n    sesion.timeout.ms: \"2000\"\ndoris:\n  fe: [x]\n",
+       "test.yaml:5:5: kafka.properties.sesion.timeout.ms: No such configuration property"},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\n  properties:\n    fetch.wait.max.ms: \"soon\"\ndoris:\n  fe: [x]\n",
+       "kafka.properties.fetch.wait.max.ms: Invalid value"},
+      // Target templates the router cannot fill.
+      {base + "routing:\n  target: \"{topic}\"\n", "routing.target: expected a template with {db}, {schema} and {table} only"},
+      {base + "routing:\n  target: \"ods_{table}\"\n", "routing.target: expected a target 'db.table' template"},
+      // yaml-cpp would keep the first and silently ignore the second.
+      {base + "doris:\n  user: other\n", "test.yaml:6:1: doris: duplicate key (first at line 4)"},
+      {"kafka:\n  bootstrap_servers: k\n  topics: [a]\n  topics: [b]\ndoris:\n  fe: [x]\n",
+       "test.yaml:4:3: kafka.topics: duplicate key (first at line 3)"},
+      {base + "routing:\n  tables:\n    d.t: {key_model: unique, key_model: duplicate}\n", "routing.tables.d.t.key_model: duplicate key"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.yaml);
+    CHECK_THAT(error_of(c.yaml), Catch::Contains(c.expect));
+  }
+  // What librdkafka says about a secret's key is shown, never its value.
+  auto err = error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\n  properties:\n    ssl.key.passwrd: hunter2\ndoris:\n  fe: [x]\n");
+  CHECK_THAT(err, Catch::Contains("test.yaml:5:5: kafka.properties.ssl.key.passwrd: librdkafka rejects"));
+  CHECK(err.find("hunter2") == std::string::npos);
+  // Files are the machine's business, not the file's: `check` passes a
+  // configuration naming CA bundles that exist only where it will run.
+  CHECK_NOTHROW(config::load_string(
+      "kafka:\n  bootstrap_servers: k\n  topics: [a]\n  properties:\n    security.protocol: SSL\n"
+      "    ssl.ca.location: /nonexistent/kafka-ca.pem\ndoris:\n  fe: [x]\n  tls: {ca_file: /nonexistent/doris-ca.pem}\n",
+      "t"));
+  // What passes: names resolve to the address the admin server binds.
+  CHECK(config::load_string(base + "admin:\n  listen: \"localhost:18080\"\n", "t").admin_listen == "127.0.0.1:18080");
+  CHECK(config::load_string(base + "admin:\n  listen: \"[::1]:0\"\n", "t").admin_listen == "::1:0");
+  CHECK(config::load_string(base + "decoding:\n  time_zone: Europe/Berlin\n", "t").decoding.time_zone == "Europe/Berlin");
 }
 
 TEST_CASE("config: a secret never appears in an error message", "[config][secrets]") {
