@@ -1,68 +1,216 @@
-// `cdc2doris check`: validate the configuration; with --connect also reach
-// Kafka, every Doris FE and the target tables.
+// `cdc2doris check`: validate the configuration (the same validator `run`
+// uses); with --connect also reach Kafka (a metadata round trip with the
+// configured security settings), the configured topics, every Doris FE with
+// the configured credentials, and every target table that can be known
+// before data arrives. Every line printed goes through redaction.
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <iostream>
+#include <map>
 #include <variant>
 
-#include "core/kafka/source.hpp"
+#include "core/doris/client.hpp"
+#include "core/doris/url.hpp"
+#include "core/kafka/probe.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/exit_codes.hpp"
 #include "daemon/logging.hpp"
 
 namespace cdc2doris::daemon {
 
+namespace {
+
+constexpr std::chrono::milliseconds kDefaultTimeout{10'000};
+
+std::optional<std::chrono::milliseconds> parse_timeout(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0 || i > 9) return std::nullopt;
+  const int64_t n = std::stoll(s.substr(0, i));
+  const std::string unit = s.substr(i);
+  if (unit == "ms") return std::chrono::milliseconds(n);
+  if (unit == "s" || unit.empty()) return std::chrono::seconds(n);
+  if (unit == "m") return std::chrono::minutes(n);
+  return std::nullopt;
+}
+
+// The source a Debezium topic name stands for under the default topic naming
+// (`server.db.table`, or `server.db.schema.table` for SQL Server), so the
+// routing templates can be applied before any record arrived. PostgreSQL
+// topics (`server.schema.table`) do not carry the database: their {db} is a
+// guess here, and the line printed says which topic it came from.
+std::optional<decode::Change> source_of(const std::string& topic) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const auto dot = topic.find('.', start);
+    parts.push_back(topic.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  decode::Change c;
+  if (parts.size() == 3) {
+    c.db = parts[1];
+    c.table = parts[2];
+  } else if (parts.size() == 4) {
+    c.db = parts[1];
+    c.schema = parts[2];
+    c.table = parts[3];
+  } else {
+    return std::nullopt;
+  }
+  return c;
+}
+
+class Checker {
+ public:
+  explicit Checker(const config::Config& cfg) : cfg_(cfg), secrets_(cfg.secrets()) {}
+
+  void ok(const std::string& line) { say(line); }
+  void warn(const std::string& line) { say(line); }
+  void failed(const std::string& what, const std::string& why) {
+    say(what + ": FAILED: " + why);
+    ++problems_;
+  }
+  int problems() const { return problems_; }
+
+  // Topic name -> partitions of every topic the subscription takes; nullopt
+  // when Kafka did not answer.
+  std::optional<std::map<std::string, int>> kafka(std::chrono::milliseconds timeout) {
+    auto probe = kafka::probe_metadata(cfg_.source_config().properties, timeout);
+    if (!probe.metadata) {
+      failed("kafka", probe.error + " (bootstrap " + cfg_.bootstrap_servers + ")");
+      return std::nullopt;
+    }
+    const auto& md = *probe.metadata;
+    ok("kafka: reachable (bootstrap " + cfg_.bootstrap_servers + ", " + std::to_string(md.brokers.size()) +
+       " broker(s), group " + cfg_.group_id + ")");
+    std::map<std::string, int> subscribed;
+    for (const auto& t : cfg_.topics) {
+      if (t.rfind('^', 0) == 0) {
+        std::string matched;
+        size_t n = 0;
+        for (const auto& [name, parts] : md.topics)
+          if (kafka::topic_regex_matches(t, name)) {
+            subscribed[name] = parts;
+            if (++n <= 5) matched += (matched.empty() ? "" : ", ") + name;
+          }
+        if (n == 0)
+          warn("topic regex " + t + ": WARNING: no existing topic matches (the daemon waits for one to appear)");
+        else
+          ok("topic regex " + t + ": matches " + std::to_string(n) + " topic(s): " + matched + (n > 5 ? ", ..." : ""));
+        continue;
+      }
+      if (auto it = md.topics.find(t); it != md.topics.end()) {
+        subscribed[t] = it->second;
+        ok("topic " + t + ": exists (" + std::to_string(it->second) + (it->second == 1 ? " partition)" : " partitions)"));
+      } else if (auto e = md.topic_errors.find(t); e != md.topic_errors.end()) {
+        failed("topic " + t, e->second);
+      } else {
+        failed("topic " + t, "does not exist");
+      }
+    }
+    if (cfg_.delivery.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter &&
+        !md.topics.count(cfg_.delivery.dead_letter_topic))
+      warn("dead-letter topic " + cfg_.delivery.dead_letter_topic +
+           ": WARNING: does not exist (dead letters fail unless the brokers create topics on first write)");
+    return subscribed;
+  }
+
+  // An authenticated call per FE: a wrong password must fail here. Doris
+  // answers auth failures with HTTP 200 and {"code":401,"msg":"Unauthorized"},
+  // which the client reports as an error of kind auth.
+  void doris_fes() {
+    for (const auto& fe : cfg_.doris.fe_urls) {
+      const std::string what = "doris FE " + doris::redact_url(fe);
+      auto one = cfg_.doris;
+      one.fe_urls = {fe};
+      try {
+        auto client = doris::make_client(one);
+        auto r = client->sql("information_schema", "SHOW DATABASES");
+        if (auto* err = std::get_if<doris::DorisError>(&r))
+          failed(what, std::string(doris::to_string(err->kind())) + ": " + err->what());
+        else
+          ok(what + ": authenticated as " + cfg_.doris.user);
+      } catch (const std::exception& e) {
+        failed(what, e.what());
+      }
+    }
+  }
+
+  // `_schema` of every table the routing names, and of every table the
+  // subscribed topics' names route to.
+  void tables(const std::optional<std::map<std::string, int>>& topics) {
+    std::unique_ptr<doris::DorisClient> client;
+    try {
+      client = doris::make_client(cfg_.doris);
+    } catch (const std::exception& e) {
+      failed("doris", e.what());
+      return;
+    }
+    auto router = config::make_router(cfg_);
+    std::map<pipeline::Target, std::string> targets;  // -> where it came from
+    for (const auto& t : router->known_targets()) targets.emplace(t, "routing");
+    if (topics)
+      for (const auto& [topic, parts] : *topics) {
+        auto source = source_of(topic);
+        if (!source) {
+          warn("topic " + topic + ": WARNING: not a Debezium topic name (server.db.table); its table is known only "
+               "from the data");
+          continue;
+        }
+        if (auto t = router->route(*source)) targets.emplace(*t, "topic " + topic);
+      }
+    if (targets.empty()) {
+      warn("tables: none known before data arrives (routing names no table" +
+           std::string(topics ? ", and no existing topic routes to one" : "; Kafka did not answer") + ")");
+      return;
+    }
+    for (const auto& [t, from] : targets) {
+      auto schema = client->schema(t.db, t.table);
+      if (auto* err = std::get_if<doris::DorisError>(&schema)) {
+        failed("table " + t.name() + " (from " + from + ")", err->what());
+        continue;
+      }
+      const auto& keys = std::get<doris::TableSchema>(schema).keys_type;
+      std::string line = "table " + t.name() + ": " + keys + " (from " + from + ")";
+      if (keys == "DUP_KEYS") line += " (WARNING: deletes cannot apply to a DUPLICATE KEY table; every change is appended)";
+      ok(line);
+    }
+  }
+
+ private:
+  void say(const std::string& line) { std::cout << config::redact(line, secrets_) << "\n" << std::flush; }
+
+  const config::Config& cfg_;
+  std::vector<std::string> secrets_;
+  int problems_ = 0;
+};
+
+}  // namespace
+
 int cmd_check(const Args& a) {
+  std::chrono::milliseconds timeout = kDefaultTimeout;
+  if (a.has("timeout")) {
+    auto t = parse_timeout(a.get("timeout"));
+    if (!t || t->count() <= 0) {
+      std::cerr << "cdc2doris check: --timeout: expected a duration such as 500ms, 10s, 1m, got '" << a.get("timeout")
+                << "'\n";
+      return kExitUsage;
+    }
+    timeout = *t;
+  }
   config::Config cfg = load_config_or_exit(a);
   std::cout << "configuration " << cfg.path << " is valid\n";
   if (!a.has("connect")) return kExitOk;
   setup_logging("warn", "text", cfg.secrets());
-  int problems = 0;
-  // Kafka: a metadata round trip through the source's consumer.
-  try {
-    auto source = kafka::make_kafka_source(cfg.source_config());
-    auto committed = source->committed({}, std::chrono::seconds(10));
-    if (auto* err = std::get_if<Error>(&committed)) {
-      std::cout << "kafka: FAILED: " << err->what() << "\n";
-      ++problems;
-    } else {
-      std::cout << "kafka: reachable (" << cfg.bootstrap_servers << ", group " << cfg.group_id << ")\n";
-    }
-    source->close(std::chrono::seconds(5));
-  } catch (const std::exception& e) {
-    std::cout << "kafka: FAILED: " << config::redact(e.what(), cfg.secrets()) << "\n";
-    ++problems;
-  }
-  // Doris: every FE, and every table the routing rules name.
-  for (const auto& fe : cfg.doris.fe_urls) {
-    auto one = cfg.doris;
-    one.fe_urls = {fe};
-    auto client = doris::make_client(one);
-    if (auto err = client->health()) {
-      std::cout << "doris FE " << fe << ": FAILED: " << err->what() << "\n";
-      ++problems;
-    } else {
-      std::cout << "doris FE " << fe << ": reachable\n";
-    }
-  }
-  auto client = doris::make_client(cfg.doris);
-  auto router = config::make_router(cfg);
-  for (const auto& t : router->known_targets()) {
-    auto schema = client->schema(t.db, t.table);
-    if (auto* err = std::get_if<doris::DorisError>(&schema)) {
-      std::cout << "table " << t.name() << ": FAILED: " << err->what() << "\n";
-      ++problems;
-      continue;
-    }
-    const auto& keys = std::get<doris::TableSchema>(schema).keys_type;
-    std::cout << "table " << t.name() << ": " << keys;
-    if (keys == "DUP_KEYS") std::cout << " (WARNING: deletes cannot apply to a DUPLICATE KEY table; every change is appended)";
-    std::cout << "\n";
-  }
-  if (router->known_targets().empty())
-    std::cout << "tables: routing names no explicit target; tables are derived from the data ('"
-              << cfg.target_template << "')\n";
-  return problems == 0 ? kExitOk : kExitCheckFailed;
+  Checker check(cfg);
+  auto topics = check.kafka(timeout);
+  check.doris_fes();
+  check.tables(topics);
+  if (check.problems() == 0) return kExitOk;
+  std::cout << check.problems() << " problem(s) found\n";
+  return kExitCheckFailed;
 }
 
 }  // namespace cdc2doris::daemon

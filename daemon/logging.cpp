@@ -8,6 +8,8 @@
 #include <ctime>
 #include <mutex>
 
+#include "config/config.hpp"
+
 namespace cdc2doris::daemon {
 
 namespace {
@@ -41,11 +43,7 @@ class StderrSink final : public spdlog::sinks::base_sink<std::mutex> {
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    std::string text(msg.payload.data(), msg.payload.size());
-    for (const auto& s : secrets_) {
-      if (s.empty()) continue;
-      for (size_t p = text.find(s); p != std::string::npos; p = text.find(s, p + 10)) text.replace(p, s.size(), "[redacted]");
-    }
+    const std::string text = config::redact(std::string(msg.payload.data(), msg.payload.size()), secrets_);
     auto t = std::chrono::system_clock::to_time_t(msg.time);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch()).count() % 1000;
     std::tm tm{};

@@ -1,7 +1,8 @@
 #pragma once
 // Logging setup: one stderr sink for every component logger, text or JSON
-// lines, and redaction of every configured secret from every line — the
-// last line of defence if a secret ever reaches a message.
+// lines, and redaction (config::redact: URL userinfo, and each configured
+// secret as a whole token) of every line — the last line of defence if a
+// secret ever reaches a message.
 #include <string>
 #include <vector>
 

@@ -282,6 +282,32 @@ TEST_CASE("config: rejects what run would reject, at the value's file:line:col",
   CHECK(config::load_string(base + "decoding:\n  time_zone: Europe/Berlin\n", "t").decoding.time_zone == "Europe/Berlin");
 }
 
+TEST_CASE("config: redaction by value, as whole tokens; user names are not secrets", "[config][secrets]") {
+  auto c = config::load_string(
+      "kafka:\n  bootstrap_servers: k\n  group_id: cdc2doris\n  topics: [a]\n  properties:\n"
+      "    security.protocol: SASL_PLAINTEXT\n    sasl.mechanism: PLAIN\n"
+      "    sasl.username: cdc2doris\n    sasl.password: \"kpw-77\"\n"
+      "doris:\n  fe: [\"http://loader:fe-pw-9@fe1:8030\"]\n  password: \"abc\"\n",
+      "t");
+  const auto secrets = c.secrets();
+  CHECK(std::find(secrets.begin(), secrets.end(), "cdc2doris") == secrets.end());
+  CHECK(std::find(secrets.begin(), secrets.end(), "kpw-77") != secrets.end());
+  CHECK(std::find(secrets.begin(), secrets.end(), "fe-pw-9") != secrets.end());
+  CHECK(std::find(secrets.begin(), secrets.end(), "abc") != secrets.end());
+  // The version line and the group id keep the user name.
+  CHECK(config::redact("cdc2doris 0.1.0 starting; group cdc2doris", secrets) ==
+        "cdc2doris 0.1.0 starting; group cdc2doris");
+  // A secret as a token goes; inside another word it is not that secret.
+  CHECK(config::redact("password abc, abcdef, xabc, abc.", secrets) == "password [redacted], abcdef, xabc, [redacted].");
+  CHECK(config::redact("sasl.password=kpw-77;", secrets) == "sasl.password=[redacted];");
+  // URL userinfo goes whatever it holds, also Doris <= 1.2's "user@cluster:pw@".
+  CHECK(config::redact("PUT http://loader:fe-pw-9@fe1:8030/api", {}) == "PUT http://***@fe1:8030/api");
+  CHECK(config::redact("Location: http://root@default_cluster:zz@be:8040/x", {}) ==
+        "Location: http://***@be:8040/x");
+  CHECK(config::redact("mail root@example.com", {}) == "mail root@example.com");
+  CHECK(c.dump().find("fe-pw-9") == std::string::npos);
+}
+
 TEST_CASE("config: a secret never appears in an error message", "[config][secrets]") {
   auto err = error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  password: [\"s3cr3t-value\"]\n");
   CHECK_THAT(err, Catch::Contains("doris.password: expected a string"));
