@@ -106,15 +106,26 @@ std::optional<std::string> parse_framed_line(std::string_view s, FramedRecord& o
         out.offset = std::stoll(std::string(raw));
       } else if (key == "key") {
         out.key = bytes_of(raw);
-      } else if (key == "value") {
+      } else if (key == "value" || key == "payload") {  // "payload": kcat -J's name for the value
         out.value = bytes_of(raw);
         have_value = true;
       } else if (key == "headers") {
         boost::system::error_code ec;
         auto v = boost::json::parse(raw, ec);
-        if (ec || !v.is_object()) return "headers must be an object of strings";
-        for (const auto& [k, hv] : v.get_object()) {
-          out.headers.emplace_back(std::string(k), hv.is_string() ? std::string(hv.get_string()) : boost::json::serialize(hv));
+        auto text = [](const boost::json::value& hv) {
+          return hv.is_string() ? std::string(hv.get_string()) : hv.is_null() ? std::string() : boost::json::serialize(hv);
+        };
+        if (!ec && v.is_object()) {
+          for (const auto& [k, hv] : v.get_object()) out.headers.emplace_back(std::string(k), text(hv));
+        } else if (!ec && v.is_array() && v.get_array().size() % 2 == 0) {
+          // kcat -J: ["name1","value1","name2","value2",...]
+          const auto& a = v.get_array();
+          for (size_t h = 0; h < a.size(); h += 2) {
+            if (!a[h].is_string()) return "header names must be strings";
+            out.headers.emplace_back(std::string(a[h].get_string()), text(a[h + 1]));
+          }
+        } else {
+          return "headers must be an object of strings or kcat's [name, value, ...] list";
         }
       }
     } catch (const std::exception&) {
@@ -130,7 +141,7 @@ std::optional<std::string> parse_framed_line(std::string_view s, FramedRecord& o
     return "expected ',' or '}' at byte " + std::to_string(i);
   }
   if (out.topic.empty()) return "missing \"topic\"";
-  if (!have_value) return "missing \"value\" (use null for a tombstone)";
+  if (!have_value) return "missing \"value\" (or kcat's \"payload\"; null for a tombstone)";
   return std::nullopt;
 }
 
@@ -139,7 +150,8 @@ namespace {
 const char* kUsage =
     "usage: cdc2doris decode [options] < records\n"
     "  Reads Debezium record values as JSON lines (or, with --framed, Kafka-style lines\n"
-    "  {\"topic\",\"partition\",\"offset\",\"key\",\"value\"[,\"headers\"]}) and prints the Doris rows.\n"
+    "  {\"topic\",\"partition\",\"offset\",\"key\",\"value\"[,\"headers\"]}, or kcat -J's envelope with\n"
+    "  \"payload\" for the value) and prints the Doris rows.\n"
     "  --framed                     input lines are framed records\n"
     "  --topic NAME                 topic of unframed lines (default dbserver1.inventory.customers)\n"
     "  --key JSON                   Kafka key of unframed lines\n"

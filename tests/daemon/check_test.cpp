@@ -30,10 +30,11 @@ struct Ran {
   std::string output;         // stdout + stderr
 };
 
+// Runs the binary with `args`, or `argv` as given (a shell pipeline) when set.
 Ran run_cli(const std::vector<std::string>& args, const TempDir& dir, std::map<std::string, std::string> env = {},
-            std::chrono::seconds timeout = 60s) {
+            std::chrono::seconds timeout = 60s, std::vector<std::string> argv = {}) {
   ProcessOptions po;
-  po.argv = {CDC2DORIS_DAEMON_BIN};
+  po.argv = argv.empty() ? std::vector<std::string>{CDC2DORIS_DAEMON_BIN} : std::move(argv);
   po.argv.insert(po.argv.end(), args.begin(), args.end());
   po.env = std::move(env);
   const auto out = (dir / "cli.out").string();
@@ -235,4 +236,38 @@ TEST_CASE("check --connect: Kafka metadata, topics, authenticated Doris, derived
     CHECK(r.status == std::optional<int>(daemon::kExitOk));
     CHECK_THAT(r.output, Catch::Contains("doris FE http://***@" + emu.fe()));
   }
+}
+
+// docs/operations.md: "kcat -C -b BROKER -t TOPIC -p P -o OFFSET -c 1 -e -J |
+// cdc2doris decode --framed --config FILE" shows what the daemon makes of one
+// record. kcat's JSON envelope names the value "payload" and lists headers as
+// [name, value, ...].
+TEST_CASE("decode: the documented kcat recipe reads kcat's JSON envelope", "[daemon][decode][kcat]") {
+  auto& broker = KafkaBroker::shared();
+  TempDir dir("check-kcat");
+  const std::string topic = "dkcat.shop.orders";
+  broker.create_topic(topic, 1);
+  const std::string good =
+      R"({"before":null,"after":{"id":7,"v":"x"},"source":{"connector":"mysql","name":"dkcat","db":"shop",)"
+      R"("table":"orders","ts_ms":1700000000000,"file":"b.1","pos":4},"op":"c","ts_ms":1700000000001})";
+  broker.produce(topic, {{R"({"id":7})", good, {{"trace", "t-1"}}, 0},
+                         {R"({"id":8})", std::string(R"({"before":null,"after":{"id":)"), {}, 0}});
+  write(dir / "cfg.yaml", config(broker.bootstrap(), "127.0.0.1:1", dir, "  topics: [" + topic + "]\n"));
+  auto recipe = [&](int offset) {
+    const std::string cmd = "kcat -C -b " + broker.bootstrap() + " -t " + topic + " -p 0 -o " + std::to_string(offset) +
+                            " -c 1 -e -J | " + CDC2DORIS_DAEMON_BIN + " decode --framed --config " +
+                            (dir / "cfg.yaml").string();
+    return run_cli({}, dir, {}, 60s, {"sh", "-c", cmd});
+  };
+  auto ok = recipe(0);
+  INFO(ok.output);
+  CHECK(ok.status == std::optional<int>(0));
+  CHECK_THAT(ok.output, Catch::Contains(topic + "/0@0 shop.orders op=c rows=1"));
+  CHECK_THAT(ok.output, Catch::Contains(R"("id":7)"));
+  auto bad = recipe(1);
+  INFO(bad.output);
+  CHECK(bad.status == std::optional<int>(1));  // the record fails under bad_records: fail
+  CHECK_THAT(bad.output, Catch::Contains(topic + "/0@1"));
+  CHECK_THAT(bad.output, Catch::Contains("ERROR"));
+  CHECK(bad.output.find("missing \"value\"") == std::string::npos);
 }
