@@ -687,7 +687,8 @@ std::string reference_markdown() {
      << "`file:line:column`, the key and what was expected. Any scalar may use `${ENV_VAR}` or\n"
      << "`${ENV_VAR:-default}`; `$$` is a literal `$`. Durations: `500ms`, `10s`, `5m`, `1h`. Sizes: `65536`,\n"
      << "`64KiB`, `256MiB`, `2GiB`. In key paths `*` stands for a name you choose (a target table `db.table`,\n"
-     << "or a list element).\n";
+     << "or a list element). A range after the type (`integer (1..256)`, `duration (>= 1ms)`) is enforced;\n"
+     << "`cdc2doris check` rejects everything `run` would (see docs/operations.md).\n";
   std::string section;
   for (const auto& k : schema()) {
     std::string top(k.path.substr(0, k.path.find('.')));
