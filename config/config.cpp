@@ -1,7 +1,5 @@
 #include "config/config.hpp"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/listen.hpp"
 #include "config/schema.hpp"
 #include "core/doris/url.hpp"
 #include "core/kafka/probe.hpp"
@@ -268,39 +267,6 @@ void check_template(const Reader& r, const YAML::Node& n, const std::string& pat
   const auto dot = t.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == t.size())
     r.expected(n, path, "a target 'db.table' template such as '{db}.{table}'");
-}
-
-struct ListenError {
-  std::string text;
-};
-
-// "HOST:PORT" -> "IP:PORT" as the admin server binds it (IPv6 without
-// brackets: it splits at the last ':'). Names are resolved here, so `check`
-// and `run` accept the same addresses.
-std::variant<std::string, ListenError> resolve_listen(const std::string& s) {
-  const ListenError shape{"HOST:PORT such as 127.0.0.1:8080, localhost:8080 or [::1]:8080 (a bare port does not say "
-                          "which interface to listen on; 0.0.0.0:PORT listens on all)"};
-  const auto colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0) return shape;
-  std::string host = s.substr(0, colon);
-  const std::string port = s.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoi(port) > 65535)
-    return ListenError{"HOST:PORT with a port from 0 to 65535"};
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* res = nullptr;
-  if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0 || res == nullptr)
-    return ListenError{"HOST:PORT with a HOST that resolves (" + host + ": " + gai_strerror(rc) + ")"};
-  char ip[INET6_ADDRSTRLEN] = {};
-  const void* addr = res->ai_family == AF_INET6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(res->ai_addr)->sin6_addr)
-                                                : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr);
-  inet_ntop(res->ai_family, addr, ip, sizeof ip);
-  freeaddrinfo(res);
-  return std::string(ip) + ":" + port;
 }
 
 template <typename F>
@@ -564,7 +530,7 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
        [&](auto& n) { c.state_retention_epochs = static_cast<int>(r.integer(n, "state.retention_epochs")); });
   with(root["admin"], "listen", [&](auto& n) {
     auto listen = resolve_listen(r.str(n, "admin.listen"));
-    if (auto* why = std::get_if<ListenError>(&listen)) r.expected(n, "admin.listen", why->text);
+    if (auto* why = std::get_if<ListenError>(&listen)) r.expected(n, "admin.listen", why->expected);
     c.admin_listen = std::get<std::string>(listen);
   });
   with(root["logging"], "level",
@@ -594,50 +560,6 @@ Config load_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return load_string(ss.str(), path);
-}
-
-std::vector<std::string> Config::secrets() const {
-  std::vector<std::string> out;
-  if (!doris.password.empty()) out.push_back(doris.password);
-  // A user name identifies, it does not authenticate: as a "secret" it would
-  // blank out every word that happens to equal it (a SASL user "cdc2doris").
-  for (const auto& [k, v] : kafka_properties)
-    if (kafka::is_sensitive_property(k) && k != "sasl.username" && !v.empty()) out.push_back(v);
-  // The password of an FE URL's userinfo ("http://user:pw@fe:8030").
-  for (const auto& list : {&doris.fe_urls, &doris.backends})
-    for (const auto& u : *list)
-      if (auto url = doris::parse_url(u); url && url->userinfo.find(':') != std::string::npos) {
-        std::string pw = url->userinfo.substr(url->userinfo.find(':') + 1);
-        if (!pw.empty()) out.push_back(pw);
-      }
-  return out;
-}
-
-namespace {
-bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
-}  // namespace
-
-std::string redact(std::string text, const std::vector<std::string>& secrets) {
-  // Userinfo of any URL, whatever it holds: "scheme://user:pw@host" -> "scheme://***@host".
-  // Greedy up to the authority's last '@': Doris <= 1.2 wrote "user@default_cluster:pw@".
-  static const std::regex userinfo(R"(([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s"']+@)");
-  if (text.find("://") != std::string::npos) text = std::regex_replace(text, userinfo, "$1***@");
-  // Each secret where it stands as a whole token, not inside another word.
-  for (const auto& s : secrets) {
-    if (s.empty()) continue;
-    for (size_t pos = text.find(s); pos != std::string::npos;) {
-      const size_t end = pos + s.size();
-      const bool token = (pos == 0 || !word_char(text[pos - 1]) || !word_char(s.front())) &&
-                         (end == text.size() || !word_char(text[end]) || !word_char(s.back()));
-      if (token) {
-        text.replace(pos, s.size(), "[redacted]");
-        pos = text.find(s, pos + 10);
-      } else {
-        pos = text.find(s, pos + 1);
-      }
-    }
-  }
-  return text;
 }
 
 std::string Config::dump() const {
