@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "config/config.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/exit_codes.hpp"
@@ -65,7 +66,8 @@ int main(int argc, char** argv) {
   try {
     return cdc2doris::daemon::dispatch(argc, argv);
   } catch (const std::exception& e) {
-    std::cerr << "cdc2doris: fatal: " << e.what() << "\n";
+    // No configuration is at hand here: URL userinfo is what can be cleaned.
+    std::cerr << "cdc2doris: fatal: " << cdc2doris::config::redact(e.what(), {}) << "\n";
     return cdc2doris::daemon::kExitFatal;
   }
 }
