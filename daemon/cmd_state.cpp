@@ -24,13 +24,13 @@ int cmd_state(const Args& a) {
     return kExitUsage;
   }
   const bool reset = a.positional[0] == "reset";
-  if (reset && !a.has("yes")) {
-    std::cerr << "cdc2doris: state reset deletes every checkpoint in state.dir; the next run resumes from the "
-                 "consumer group's offsets. Add --yes to confirm.\n";
-    return kExitUsage;
-  }
   config::Config cfg = load_config_or_exit(a);
   setup_logging("warn", "text", cfg.secrets());
+  if (reset && !a.has("yes")) {
+    std::cerr << "cdc2doris: state reset deletes every checkpoint in " << cfg.state_dir
+              << "; the next run resumes from the consumer group's offsets. Add --yes to confirm.\n";
+    return kExitUsage;
+  }
   // Opening the store creates it; a mistyped state.dir (or --config) must not
   // leave a fresh empty state behind, least of all in a directory that exists.
   if (!holds_state(cfg.state_dir)) {
