@@ -126,9 +126,11 @@ class Reader {
         {"", 1}, {"B", 1}, {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30},
         {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000}};
     auto u = units.find(unit);
-    if (num.empty() || u == units.end() || num.size() > 15) expected(n, path, "a size such as 65536, 64KiB, 256MiB, 2GiB");
-    const uint64_t bytes = std::stoull(num) * u->second;
-    return static_cast<uint64_t>(bounded(n, path, "a size", static_cast<int64_t>(bytes)));
+    if (num.empty() || u == units.end() || num.size() > 18) expected(n, path, "a size such as 65536, 64KiB, 256MiB, 2GiB");
+    const uint64_t count = std::stoull(num);
+    if (count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / u->second)
+      expected(n, path, "a size below 8 EiB");
+    return static_cast<uint64_t>(bounded(n, path, "a size", static_cast<int64_t>(count * u->second)));
   }
   std::string choice(const YAML::Node& n, const std::string& path, std::initializer_list<const char*> allowed) const {
     std::string s = str(n, path);
@@ -264,8 +266,10 @@ void check_template(const Reader& r, const YAML::Node& n, const std::string& pat
     if (name != "db" && name != "schema" && name != "table")
       r.expected(n, path, "a template with {db}, {schema} and {table} only (not {" + name + "})");
   }
+  // "$1" may itself hold "db.table"; anything else needs the dot.
+  const bool group = std::regex_search(t, std::regex(R"(\$[1-9])"));
   const auto dot = t.find('.');
-  if (dot == std::string::npos || dot == 0 || dot + 1 == t.size())
+  if (!group && (dot == std::string::npos || dot == 0 || dot + 1 == t.size()))
     r.expected(n, path, "a target 'db.table' template such as '{db}.{table}'");
 }
 

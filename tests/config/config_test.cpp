@@ -256,6 +256,7 @@ TEST_CASE("config: rejects what run would reject, at the value's file:line:col",
       // Target templates the router cannot fill.
       {base + "routing:\n  target: \"{topic}\"\n", "routing.target: expected a template with {db}, {schema} and {table} only"},
       {base + "routing:\n  target: \"ods_{table}\"\n", "routing.target: expected a target 'db.table' template"},
+      {base + "delivery:\n  memory_cap: 99999999999GiB\n", "delivery.memory_cap: expected a size below 8 EiB"},
       // yaml-cpp would keep the first and silently ignore the second.
       {base + "doris:\n  user: other\n", "test.yaml:6:1: doris: duplicate key (first at line 4)"},
       {"kafka:\n  bootstrap_servers: k\n  topics: [a]\n  topics: [b]\ndoris:\n  fe: [x]\n",
@@ -280,6 +281,7 @@ TEST_CASE("config: rejects what run would reject, at the value's file:line:col",
   CHECK(config::load_string(base + "admin:\n  listen: \"localhost:18080\"\n", "t").admin_listen == "127.0.0.1:18080");
   CHECK(config::load_string(base + "admin:\n  listen: \"[::1]:0\"\n", "t").admin_listen == "::1:0");
   CHECK(config::load_string(base + "decoding:\n  time_zone: Europe/Berlin\n", "t").decoding.time_zone == "Europe/Berlin");
+  CHECK(config::load_string(base + "routing:\n  rules: [{match: \"(shop\\\\..*)\", target: \"$1\"}]\n", "t").rules.size() == 1);
 }
 
 TEST_CASE("config: redaction by value, as whole tokens; user names are not secrets", "[config][secrets]") {
