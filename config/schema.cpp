@@ -18,8 +18,8 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"kafka.properties", "map<string,string>", "{}",
      "librdkafka properties passed through verbatim (SASL/SSL, fetch sizes...). Values of keys holding secrets "
      "(`sasl.password`, `ssl.key.password`, `sasl.jaas.config`, ...) are redacted everywhere. "
-     "`enable.auto.commit` must stay false. librdkafka itself validates every property when the configuration is "
-     "loaded."},
+     "`enable.auto.commit` must stay false. librdkafka itself judges names, values and combinations when the "
+     "configuration is loaded; files they name (`ssl.ca.location`, ...) are read by `run` and `check --connect`."},
     // ---------------------------------------------------------------- doris
     {"doris.fe", "list<string>", "(required)",
      "FE HTTP addresses: `host:port`, `http://host:port` or `https://host:port`. Several give failover. Credentials "
