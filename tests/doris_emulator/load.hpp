@@ -89,6 +89,7 @@ class LoadImpl : public Load {
   bool trim_dq_ = false;
   int64_t skip_lines_ = 0;
   bool strict_ = false;
+  LoadZone zone_;  // header `timezone` (or `time_zone`)
   double max_filter_ratio_ = 0;
   Merge merge_ = Merge::Append;
   enum class Partial { None, Fixed, Flexible } partial_ = Partial::None;

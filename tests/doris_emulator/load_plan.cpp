@@ -36,6 +36,12 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
   if (!strict.empty() && strict != "true" && strict != "false")
     return "[INVALID_ARGUMENT]Invalid strict mode format. Must be bool type";
   strict_ = strict == "true";
+  std::string tz = has_header(h, "timezone") ? header(h, "timezone") : header(h, "time_zone");
+  if (!tz.empty()) {
+    auto z = find_zone(tz);
+    if (!z) return "[ANALYSIS_ERROR]" + kFe + "Unknown or incorrect time zone: '" + tz + "'";
+    zone_ = *z;
+  }
   if (has_header(h, "max_filter_ratio")) {
     try {
       max_filter_ratio_ = std::stod(header(h, "max_filter_ratio"));

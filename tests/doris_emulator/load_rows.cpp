@@ -144,7 +144,7 @@ void LoadImpl::build_row(std::string_view src) {
     size_t mark = line.size(), kmark = kp ? kp->size() : 0;
     if (kp) encode_not_null(kp);
     why.clear();
-    if (!convert(col.type, *v, &line, kp, &why)) {
+    if (!convert(col.type, *v, &line, kp, &why, &zone_)) {
       line.resize(mark);
       if (kp) kp->resize(kmark);
       bool too_long = why.rfind("the length", 0) == 0;
@@ -166,7 +166,7 @@ void LoadImpl::build_row(std::string_view src) {
     else {
       std::string scratch;
       encode_not_null(&r.seq);
-      if (!convert(*hidden_seq_, *v, &scratch, &r.seq, &why)) {
+      if (!convert(*hidden_seq_, *v, &scratch, &r.seq, &why, &zone_)) {
         filter("column_name[__DORIS_SEQUENCE_COL__], the value is incorrect: " + why, src);
         return;
       }

@@ -133,15 +133,16 @@ Column parse_coldef(Parser& ps) {
   Column c;
   c.name = ps.ident();
   std::string type = ps.ident();
-  if (ps.punct('(')) {
-    type += "(";
-    ++ps.p;
-    while (!ps.accept_p(')')) {
+  // "(p,s)" and "<element type>" (ARRAY<DECIMAL(10,2)>), nested.
+  if (ps.punct('(') || ps.punct('<')) {
+    int depth = 0;
+    do {
       if (ps.peek().t == Tok::End) fail("Syntax error in type of column " + c.name);
+      if (ps.punct('(') || ps.punct('<')) ++depth;
+      else if (ps.punct(')') || ps.punct('>')) --depth;
       type += ps.peek().s;
       ++ps.p;
-    }
-    type += ")";
+    } while (depth > 0);
   }
   std::string err;
   auto ct = parse_type(type, &err);

@@ -164,61 +164,50 @@ void append_decimal(std::string* out, __int128 v, int scale) {
   out->append(buf + p, static_cast<size_t>(48 - p));
 }
 
-bool is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-int days_in(int y, int m) {
-  static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && is_leap(y) ? 29 : d[m - 1];
-}
-
-bool read_int(std::string_view s, size_t* pos, size_t n, int* v) {
-  if (*pos + n > s.size()) return false;
-  int r = 0;
-  for (size_t i = 0; i < n; ++i) {
-    char c = s[*pos + i];
-    if (c < '0' || c > '9') return false;
-    r = r * 10 + (c - '0');
-  }
-  *pos += n;
-  *v = r;
-  return true;
-}
-
-struct DateTimeVal { int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0; int64_t us = 0; };
-
-bool parse_datetime(std::string_view s, DateTimeVal* o, bool date_only) {
-  s = trim(s);
-  size_t p = 0;
-  if (!read_int(s, &p, 4, &o->y)) return false;
-  bool dashed = p < s.size() && s[p] == '-';
-  if (dashed) ++p;
-  if (!read_int(s, &p, 2, &o->mo)) return false;
-  if (dashed) { if (p >= s.size() || s[p] != '-') return false; ++p; }
-  if (!read_int(s, &p, 2, &o->d)) return false;
-  if (o->mo < 1 || o->mo > 12 || o->d < 1 || o->d > days_in(o->y, o->mo) || o->y < 0) return false;
-  if (p == s.size()) return true;
-  if (s[p] != ' ' && s[p] != 'T') return false;
-  ++p;
-  if (!read_int(s, &p, 2, &o->h) || p >= s.size() || s[p] != ':') return false;
-  ++p;
-  if (!read_int(s, &p, 2, &o->mi) || p >= s.size() || s[p] != ':') return false;
-  ++p;
-  if (!read_int(s, &p, 2, &o->se)) return false;
-  if (o->h > 23 || o->mi > 59 || o->se > 59) return false;
-  if (p < s.size() && s[p] == '.') {
-    ++p;
-    int64_t us = 0;
-    int n = 0;
-    while (p < s.size() && std::isdigit(static_cast<unsigned char>(s[p]))) {
-      if (n < 6) { us = us * 10 + (s[p] - '0'); ++n; }
-      ++p;
+// JSON text without insignificant whitespace, every token kept as written:
+// Doris' JSONB keeps a number's digits (a double round trip would change
+// 904071.1179451137 into ...136). `raw` must be valid JSON.
+std::string compact_json(std::string_view raw) {
+  std::string out;
+  out.reserve(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    char c = raw[i];
+    if (is_space(c)) continue;
+    if (c != '"') {
+      out.push_back(c);
+      continue;
     }
-    if (n == 0) return false;
-    while (n < 6) { us *= 10; ++n; }
-    o->us = us;
+    size_t j = i + 1;
+    while (j < raw.size() && raw[j] != '"') j += raw[j] == '\\' ? 2 : 1;
+    out.append(raw.substr(i, j + 1 - i));
+    i = j;
   }
-  (void)date_only;
-  return p == s.size();
+  return out;
+}
+
+// The top-level elements of a valid JSON array text, as raw tokens.
+std::vector<std::string_view> array_elements(std::string_view raw) {
+  std::vector<std::string_view> out;
+  raw = trim(raw);
+  size_t i = 1, start = 1;
+  int depth = 0;
+  for (; i + 1 < raw.size(); ++i) {
+    char c = raw[i];
+    if (c == '"') {
+      for (++i; i < raw.size() && raw[i] != '"'; ++i)
+        if (raw[i] == '\\') ++i;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out.push_back(trim(raw.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  std::string_view last = trim(raw.substr(start, raw.size() - 1 - start));
+  if (!last.empty() || !out.empty()) out.push_back(last);
+  return out;
 }
 
 bool as_text(const InValue& in, std::string_view* s) {
@@ -251,6 +240,7 @@ std::string ColType::sql() const {
     case Kind::Varchar: return "VARCHAR(" + std::to_string(len) + ")";
     case Kind::String: return "TEXT";
     case Kind::Json: return "JSON";
+    case Kind::Array: return "ARRAY<" + elem->sql() + ">";
   }
   return "?";
 }
@@ -263,12 +253,26 @@ std::string ColType::schema_name() const {
     case Kind::Char: return "CHAR";
     case Kind::Varchar: return "VARCHAR";
     case Kind::String: return "STRING";
+    case Kind::Array: return "ARRAY";
     default: return sql();
   }
 }
 
 std::optional<ColType> parse_type(std::string_view text, std::string* err) {
   text = trim(text);
+  if (text.size() > 5 && upper(text.substr(0, 5)) == "ARRAY") {
+    std::string_view inner = trim(text.substr(5));
+    if (inner.size() < 2 || inner.front() != '<' || inner.back() != '>') {
+      *err = "malformed type " + std::string(text);
+      return std::nullopt;
+    }
+    auto e = parse_type(inner.substr(1, inner.size() - 2), err);
+    if (!e) return std::nullopt;
+    ColType t;
+    t.kind = Kind::Array;
+    t.elem = std::make_shared<const ColType>(std::move(*e));
+    return t;
+  }
   std::string name;
   std::vector<int> args;
   size_t lp = text.find('(');
@@ -365,7 +369,8 @@ void append_json_string(std::string* out, std::string_view s) {
   out->push_back('"');
 }
 
-bool convert(const ColType& t, const InValue& in, std::string* out, std::string* key, std::string* why) {
+bool convert(const ColType& t, const InValue& in, std::string* out, std::string* key, std::string* why,
+             const LoadZone* zone) {
   std::string_view text;
   switch (t.kind) {
     case Kind::Boolean: {
@@ -464,8 +469,12 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
     case Kind::Date:
     case Kind::DateTime: {
       if (in.tag != InValue::Str && in.tag != InValue::Num) { *why = "not a date"; return false; }
-      DateTimeVal dt;
-      if (!parse_datetime(in.text, &dt, t.kind == Kind::Date)) { *why = "invalid " + t.sql() + " value"; return false; }
+      static const LoadZone kDefaultZone;
+      DateTimeParts dt;
+      if (!parse_datetime_text(in.text, t.kind == Kind::DateTime, t.frac, zone ? *zone : kDefaultZone, &dt)) {
+        *why = "invalid " + t.sql() + " value";
+        return false;
+      }
       // Rendered into a local buffer and appended once.
       char b[32];
       char* w = b;
@@ -488,11 +497,10 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
         *w++ = ':';
         two(dt.mi);
         *w++ = ':';
-        two(dt.se);
-        int64_t us = dt.us;
+        two(dt.s);
+        const int64_t us = dt.us;  // already rounded to the column's precision
         int64_t div = 1;
         for (int i = t.frac; i < 6; ++i) div *= 10;
-        us = us / div * div;  // truncation to the declared precision
         if (t.frac > 0) {
           *w++ = '.';
           int64_t x = us / div;
@@ -501,7 +509,7 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
         }
         // Time of day as a second key part: folded into one int64 with the
         // date it overflowed for years past 9223 (UBSan, year 9990).
-        tod = (static_cast<int64_t>(dt.h) * 3600 + dt.mi * 60 + dt.se) * 1000000 + us;
+        tod = (static_cast<int64_t>(dt.h) * 3600 + dt.mi * 60 + dt.s) * 1000000 + us;
       }
       *w++ = '"';
       out->append(b, static_cast<size_t>(w - b));
@@ -530,11 +538,45 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
       if (in.tag == InValue::Str) raw = in.text;  // a string carries JSON text
       else if (!as_text(in, &raw)) return false;
       boost::system::error_code ec;
-      auto v = boost::json::parse(raw, ec);
+      boost::json::parse(raw, ec);
       if (ec) { *why = "invalid JSON text"; return false; }
-      tmp = boost::json::serialize(v);
+      tmp = compact_json(raw);
       out->append(tmp);
       if (key) put_str(key, tmp);
+      return true;
+    }
+    case Kind::Array: {
+      // A JSON array (or its text in a string/CSV field). An element that
+      // does not convert becomes NULL, as Doris' nullable element SerDe does.
+      std::string_view raw;
+      if (in.tag == InValue::Str || in.tag == InValue::Raw) raw = trim(in.text);
+      if (raw.empty() || raw.front() != '[') { *why = "not a JSON array"; return false; }
+      boost::system::error_code ec;
+      auto v = boost::json::parse(raw, ec);
+      if (ec || !v.is_array()) { *why = "invalid JSON array"; return false; }
+      const auto& arr = v.as_array();
+      auto toks = array_elements(raw);
+      if (toks.size() != arr.size()) { *why = "invalid JSON array"; return false; }
+      size_t mark = out->size();
+      out->push_back('[');
+      std::string ewhy;
+      for (size_t i = 0; i < arr.size(); ++i) {
+        if (i) out->push_back(',');
+        InValue e;
+        const auto& ev = arr[i];
+        if (ev.is_null()) e.tag = InValue::Null;
+        else if (ev.is_string()) { e.tag = InValue::Str; e.text = std::string_view(ev.as_string()); }
+        else if (ev.is_bool()) { e.tag = InValue::Bool; e.b = ev.as_bool(); }
+        else if (ev.is_number()) { e.tag = InValue::Num; e.text = toks[i]; }
+        else { e.tag = InValue::Raw; e.text = toks[i]; }
+        size_t emark = out->size();
+        if (e.tag == InValue::Null || !convert(*t.elem, e, out, nullptr, &ewhy, zone)) {
+          out->resize(emark);
+          out->append("null");
+        }
+      }
+      out->push_back(']');
+      if (key) put_str(key, std::string_view(*out).substr(mark));
       return true;
     }
   }

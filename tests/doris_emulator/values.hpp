@@ -5,7 +5,10 @@
 // keys and sequence values are additionally kept in a memcomparable byte
 // encoding so that hashing, ordering ("rows ordered by key columns") and the
 // "largest sequence wins" rule work on plain byte strings without re-parsing.
+#include "tests/doris_emulator/datetime.hpp"
+
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,7 +18,7 @@ namespace cdc2doris::emu {
 
 enum class Kind {
   Boolean, TinyInt, SmallInt, Int, BigInt, LargeInt, Float, Double, Decimal,
-  Date, DateTime, Char, Varchar, String, Json
+  Date, DateTime, Char, Varchar, String, Json, Array
 };
 
 struct ColType {
@@ -24,6 +27,7 @@ struct ColType {
   int precision = 0;  // DECIMAL(p,s)
   int scale = 0;
   int frac = 0;       // DATETIME(p)
+  std::shared_ptr<const ColType> elem;  // ARRAY<elem>
 
   // SQL spelling as DESC shows it, e.g. "DECIMAL(10,2)", "VARCHAR(32)".
   std::string sql() const;
@@ -31,7 +35,7 @@ struct ColType {
   std::string schema_name() const;
 };
 
-// Parses "BIGINT", "decimal(10, 2)", "varchar(20)", "DATETIME(6)", ...
+// Parses "BIGINT", "decimal(10, 2)", "varchar(20)", "DATETIME(6)", "ARRAY<INT>", ...
 // Returns nullopt with *err set when the type is unknown or malformed.
 std::optional<ColType> parse_type(std::string_view text, std::string* err);
 
@@ -46,7 +50,10 @@ struct InValue {
 // key != nullptr, the memcomparable encoding to *key. Returns false with a
 // reason in *why when the value does not fit the type; *out/*key are then
 // left in an unspecified (partially appended) state and must be truncated.
-bool convert(const ColType& t, const InValue& in, std::string* out, std::string* key, std::string* why);
+// `zone`: the load's time zone for zone-suffixed DATE/DATETIME text
+// (nullptr: Doris' default, Asia/Shanghai).
+bool convert(const ColType& t, const InValue& in, std::string* out, std::string* key, std::string* why,
+             const LoadZone* zone = nullptr);
 
 // Memcomparable encoding of NULL (sorts first).
 void encode_null(std::string* key);
