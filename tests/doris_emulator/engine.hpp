@@ -237,6 +237,10 @@ class Engine {
   // Called by the server when a fault toggles a BE's listener.
   std::function<void(int be, bool online)> on_be_state;
 
+  // Read-only views for the MySQL query port (query_exec.cpp).
+  const std::map<std::string, std::unique_ptr<Database>>& databases() const { return dbs_; }
+  const std::map<int64_t, Txn>& transactions() const { return txns_; }
+
   // --- internal, used by loads and SQL ---------------------------------------
   Database* find_db(const std::string& name);
   const Database* find_db(const std::string& name) const;

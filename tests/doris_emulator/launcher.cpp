@@ -84,6 +84,7 @@ void Emulator::start() {
     args.push_back(v);
   };
   add("--fe-port", std::to_string(opts_.fe_port));
+  add("--query-port", std::to_string(opts_.query_port));
   if (!opts_.be_ports.empty()) {
     std::string p;
     for (int x : opts_.be_ports) p += (p.empty() ? "" : ",") + std::to_string(x);
@@ -149,11 +150,15 @@ void Emulator::start() {
   fe_ = std::string(v.at("fe").as_string());
   bes_.clear();
   for (auto& b : v.at("bes").as_array()) bes_.emplace_back(b.as_string());
+  query_ = std::string(v.at("query").as_string());
   // Pin the ports so restart() comes back on the same addresses.
   opts_.fe_port = port_of(fe_);
+  opts_.query_port = port_of(query_);
   opts_.be_ports.clear();
   for (auto& b : bes_) opts_.be_ports.push_back(port_of(b));
 }
+
+int Emulator::query_port() const { return port_of(query_); }
 
 bool Emulator::running() {
   if (pid_ <= 0) return false;

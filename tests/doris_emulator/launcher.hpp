@@ -40,6 +40,7 @@ struct EmulatorOptions {
   std::vector<std::string> extra_args;
   int fe_port = 0;                  // 0: a free port
   std::vector<int> be_ports;        // empty: free ports
+  int query_port = 0;               // MySQL-protocol query port; 0: a free port
   std::string stderr_file;          // empty: inherit the caller's stderr
 };
 
@@ -58,6 +59,8 @@ class Emulator {
 
   std::string fe() const { return fe_; }                 // "127.0.0.1:port"
   std::vector<std::string> bes() const { return bes_; }  // "127.0.0.1:port" each
+  std::string query_addr() const { return query_; }       // MySQL protocol, "127.0.0.1:port"
+  int query_port() const;
   pid_t pid() const { return pid_; }
   bool running();
 
@@ -102,7 +105,7 @@ class Emulator {
   EmulatorOptions opts_;
   pid_t pid_ = -1;
   int stdout_fd_ = -1;
-  std::string fe_;
+  std::string fe_, query_;
   std::vector<std::string> bes_;
 };
 

@@ -16,7 +16,7 @@ const char* kUsage =
     "usage: doris-emulator [--fe-port N] [--be-count N | --be-ports a,b,c] [--user NAME:PASSWORD]...\n"
     "                      [--data-dir DIR] [--precommit-timeout-s N] [--label-retention-s N]\n"
     "                      [--max-running-txns N] [--streaming-load-max-mb N] [--streaming-load-json-max-mb N]\n"
-    "                      [--load-timeout-s N] [--count-only] [--no-fsync] [--host ADDR]\n";
+    "                      [--load-timeout-s N] [--count-only] [--no-fsync] [--host ADDR] [--query-port N]\n";
 
 int64_t to_int(const std::string& flag, const std::string& v) {
   try {
@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
       else if (a == "--count-only") cfg.count_only = true;
       else if (a == "--no-fsync") cfg.fsync = false;
       else if (a == "--host") so.host = val();
+      else if (a == "--query-port") so.query_port = static_cast<int>(to_int(a, val()));
       else if (a == "--help" || a == "-h") {
         std::fputs(kUsage, stdout);
         return 0;

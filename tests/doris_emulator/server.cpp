@@ -1,5 +1,7 @@
 #include "tests/doris_emulator/server.hpp"
 
+#include "tests/doris_emulator/query_port.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -774,10 +776,13 @@ Server::Server(asio::io_context& ioc, Engine& engine, ServerOptions opts)
     addrs.push_back(opts_.host + ":" + std::to_string(be_ports_.back()));
   }
   engine_.set_be_addrs(addrs);
+  if (opts_.query_port >= 0) query_ = std::make_unique<QueryPort>(ioc, engine, opts_.host, opts_.query_port);
   engine_.on_be_state = [this](int be, bool online) { impl_->set_be_online(be, online); };
 }
 
 Server::~Server() { engine_.on_be_state = nullptr; }
+
+int Server::query_port() const { return query_ ? query_->port() : -1; }
 
 void Server::start() {
   impl_->spawn(impl_->accept_loop(impl_->fe.get(), -1), "accept");
@@ -791,10 +796,12 @@ void Server::start() {
     impl_->spawn(impl_->accept_loop(impl_->bes[i].get(), static_cast<int>(i)), "accept");
   }
   impl_->spawn(impl_->tick_loop(), "housekeeping");
+  if (query_) query_->start();
 }
 
 void Server::stop() {
   impl_->stopping = true;
+  if (query_) query_->stop();
   boost::system::error_code ec;
   impl_->ticker.cancel();
   if (impl_->fe) impl_->fe->close(ec);
@@ -810,7 +817,9 @@ std::string Server::ready_line() const {
   boost::json::array bes;
   for (int p : be_ports_) bes.push_back(boost::json::string(opts_.host + ":" + std::to_string(p)));
   std::string fe = opts_.host + ":" + std::to_string(fe_port_);
-  return boost::json::serialize(boost::json::object{{"fe", fe}, {"bes", bes}, {"admin", fe}});
+  boost::json::object o{{"fe", fe}, {"bes", bes}, {"admin", fe}};
+  if (query_) o["query"] = opts_.host + ":" + std::to_string(query_->port());
+  return boost::json::serialize(o);
 }
 
 }  // namespace cdc2doris::emu

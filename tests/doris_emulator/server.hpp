@@ -19,7 +19,10 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int fe_port = 0;              // 0: any free port
   std::vector<int> be_ports;    // one entry per BE; 0: any free port
+  int query_port = 0;           // MySQL-protocol query port; 0: any free port, -1: none
 };
+
+class QueryPort;
 
 class Server {
  public:
@@ -31,6 +34,7 @@ class Server {
   void stop();   // closes listeners and every open connection
   int fe_port() const { return fe_port_; }
   const std::vector<int>& be_ports() const { return be_ports_; }
+  int query_port() const;  // -1: none
   std::string ready_line() const;  // the one JSON line printed on stdout
 
   struct Impl;
@@ -42,6 +46,7 @@ class Server {
   int fe_port_ = 0;
   std::vector<int> be_ports_;
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<QueryPort> query_;
 };
 
 }  // namespace cdc2doris::emu
