@@ -161,7 +161,8 @@ int main(int argc, char** argv) {
       ok = ok && v.match;
     }
     std::cout << "\n  metrics: curl http://" << admin << "/metrics\n  status:  curl http://" << admin
-              << "/status\n  rows:    curl http://" << emu.fe() << "/_emulator/tables/shop/orders/rows\n\n";
+              << "/status\n  rows:    curl http://" << emu.fe() << "/_emulator/tables/shop/orders/rows\n"
+              << "  sql:     mysql -h127.0.0.1 -P" << emu.query_port() << " -uroot shop -e 'SELECT COUNT(*) FROM orders'\n\n";
     if (exit_after) {
       int st = daemon.stop(30s);
       say(std::string("cdc2doris stopped (exit ") + std::to_string(st) + ")");

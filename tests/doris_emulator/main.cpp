@@ -73,7 +73,10 @@ int main(int argc, char** argv) {
       else if (a == "--count-only") cfg.count_only = true;
       else if (a == "--no-fsync") cfg.fsync = false;
       else if (a == "--host") so.host = val();
-      else if (a == "--query-port") so.query_port = static_cast<int>(to_int(a, val()));
+      else if (a == "--query-port") {
+        std::string v = val();
+        so.query_port = v == "-1" ? -1 : static_cast<int>(to_int(a, v));  // -1: no query port
+      }
       else if (a == "--help" || a == "-h") {
         std::fputs(kUsage, stdout);
         return 0;
