@@ -5,6 +5,7 @@
 // the first mismatch.
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
@@ -57,6 +58,31 @@ public class JdbcClientTest {
       try (ResultSet r = s.executeQuery("SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.columns WHERE "
                + "TABLE_SCHEMA = '" + args[1] + "' AND TABLE_NAME = 't' ORDER BY ORDINAL_POSITION")) {
         expect(r.next() && r.getString(1).equals("id") && r.getString(2).equals("bigint"), "information_schema.columns");
+      }
+      // doris-kafka-connector's DorisSystemService statements, verbatim, as prepared statements.
+      try (ResultSet r = s.executeQuery("SELECT `SCHEMA_NAME` FROM `INFORMATION_SCHEMA`.`SCHEMATA`;")) {
+        boolean seen = false;
+        while (r.next()) seen = seen || r.getString(1).equals(args[1]);
+        expect(seen, "kafka connector: listDatabases");
+      }
+      try (PreparedStatement p = c.prepareStatement("SELECT TABLE_NAME FROM information_schema.`TABLES` WHERE TABLE_SCHEMA = ?")) {
+        p.setObject(1, args[1]);
+        try (ResultSet r = p.executeQuery()) {
+          expect(r.next() && r.getString(1).equals("t") && !r.next(), "kafka connector: listTables");
+        }
+      }
+      try (PreparedStatement p = c.prepareStatement(
+               "SELECT COLUMN_NAME FROM information_schema.`COLUMNS` WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?")) {
+        p.setObject(1, args[1]);
+        p.setObject(2, "t");
+        p.setObject(3, "ts");
+        try (ResultSet r = p.executeQuery()) {
+          expect(r.next() && r.getString(1).equals("ts"), "kafka connector: isColumnExist");
+        }
+        p.setObject(3, "nope");
+        try (ResultSet r = p.executeQuery()) {
+          expect(!r.next(), "kafka connector: isColumnExist (absent)");
+        }
       }
       try {
         s.executeQuery("SELECT id FROM t GROUP BY id");
