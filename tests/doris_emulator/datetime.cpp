@@ -122,59 +122,8 @@ std::optional<LoadZone> find_zone(std::string_view name) {
   return it->second;
 }
 
-namespace {
-
-// "YYYY-MM-DD[( |T)HH:MM:SS[.f{1,6}]]" without a zone, the form almost every
-// writer sends: read at fixed positions. Returns false to leave the value to
-// the general parser (which gives the same result for these forms).
-bool parse_canonical(std::string_view s, bool datetime, int scale, DateTimeParts* out) {
-  const size_t n = s.size();
-  if (n != 10 && n != 19 && (n < 21 || n > 26)) return false;
-  auto d2 = [&](size_t i, int* v) {
-    if (!is_digit(s[i]) || !is_digit(s[i + 1])) return false;
-    *v = (s[i] - '0') * 10 + (s[i + 1] - '0');
-    return true;
-  };
-  int y1, y2, mo, d, h = 0, mi = 0, se = 0;
-  if (!d2(0, &y1) || !d2(2, &y2) || s[4] != '-' || !d2(5, &mo) || s[7] != '-' || !d2(8, &d)) return false;
-  int64_t us = 0;
-  if (n > 10) {
-    if ((s[10] != ' ' && s[10] != 'T') || !d2(11, &h) || s[13] != ':' || !d2(14, &mi) || s[16] != ':' ||
-        !d2(17, &se))
-      return false;
-    if (n > 19) {
-      if (s[19] != '.') return false;
-      for (size_t i = 20; i < n; ++i) {
-        if (!is_digit(s[i])) return false;
-        us = us * 10 + (s[i] - '0');
-      }
-      for (size_t k = n - 20; k < 6; ++k) us *= 10;
-      if (datetime && scale < 6) {
-        int64_t div = 1;
-        for (int k = scale; k < 6; ++k) div *= 10;
-        int64_t rem = us % div;
-        us = us / div * div + (rem >= div / 2 ? div : 0);
-        if (us == 1000000) return false;  // carries into the seconds: general path
-      }
-    }
-  }
-  const int y = y1 * 100 + y2;
-  if (mo < 1 || mo > 12 || d < 1 || d > days_in(y, mo)) return false;
-  if (datetime && (h > 23 || mi > 59 || se > 59)) return false;
-  out->y = y;
-  out->mo = mo;
-  out->d = d;
-  out->h = datetime ? h : 0;
-  out->mi = datetime ? mi : 0;
-  out->s = datetime ? se : 0;
-  out->us = datetime ? static_cast<int>(us) : 0;
-  return true;
-}
-
-}  // namespace
-
 bool parse_datetime_text(std::string_view text, bool datetime, int scale, const LoadZone& zone, DateTimeParts* out) {
-  if (parse_canonical(text, datetime, scale, out)) return true;
+  if (parse_canonical_datetime(text, datetime, scale, out)) return true;
   const char* p = text.data();
   const char* end = p + text.size();
   while (p < end && is_space(*p)) ++p;

@@ -11,6 +11,8 @@
 namespace cdc2doris::emu {
 namespace {
 
+const LoadZone kDefaultZone;  // Doris' default load time zone
+
 std::string upper(std::string_view s) {
   std::string r(s);
   for (auto& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -469,9 +471,9 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
     case Kind::Date:
     case Kind::DateTime: {
       if (in.tag != InValue::Str && in.tag != InValue::Num) { *why = "not a date"; return false; }
-      static const LoadZone kDefaultZone;
       DateTimeParts dt;
-      if (!parse_datetime_text(in.text, t.kind == Kind::DateTime, t.frac, zone ? *zone : kDefaultZone, &dt)) {
+      if (!parse_canonical_datetime(in.text, t.kind == Kind::DateTime, t.frac, &dt) &&
+          !parse_datetime_text(in.text, t.kind == Kind::DateTime, t.frac, zone ? *zone : kDefaultZone, &dt)) {
         *why = "invalid " + t.sql() + " value";
         return false;
       }
