@@ -129,7 +129,8 @@ TEST_CASE("deploy: dashboard and alert rules use only exported metrics, and prom
   cdc2doris::pipeline::Metrics m;
   m.records_consumed += 120;
   m.bytes_consumed += 64000;
-  m.records_skipped += 3;
+  m.add_skipped(cdc2doris::pipeline::SkipReason::Tombstone);
+  m.add_skipped(cdc2doris::pipeline::SkipReason::NotRouted);
   m.epochs_committed += 4;
   m.epochs_aborted += 1;
   m.epochs_replayed += 1;
@@ -152,7 +153,7 @@ TEST_CASE("deploy: dashboard and alert rules use only exported metrics, and prom
   m.set_epochs(5, 4);
   m.set_phase("open");
 
-  cdc2doris::daemon::AdminServer admin("127.0.0.1:0", m, cdc2doris::daemon::Readiness{[] { return std::string(); }});
+  cdc2doris::daemon::AdminServer admin("127.0.0.1:0", m, cdc2doris::daemon::Readiness{[] { return std::string(); }, {}});
   const Scrape scrape = http_get(admin.address(), "/metrics");
   REQUIRE(scrape.status == 200);
   CHECK(scrape.content_type.find("text/plain; version=0.0.4") == 0);

@@ -707,7 +707,9 @@ TEST_CASE("pipeline: bad record under each policy", "[pipeline][unit]") {
     Runner run(env, cfg);
     REQUIRE(run.wait_for([&] { return env.caught_up(); }));
     CHECK_FALSE(run.stop().error);
-    auto bad = run.metrics.snapshot().bad_records;
+    std::map<std::string, uint64_t> bad;  // every reason is there from the start, at 0
+    for (const auto& [k, n] : run.metrics.snapshot().bad_records)
+      if (n > 0) bad[k] = n;
     REQUIRE(bad.size() == 1);
     CHECK(bad.begin()->first.find("|skip") != std::string::npos);
     CHECK(bad.begin()->second == 1);
