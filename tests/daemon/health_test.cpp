@@ -127,6 +127,24 @@ void create_items(Emulator& emu) {
   emu.sql("hdb", "CREATE TABLE items (id BIGINT NOT NULL, v STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
 }
 
+struct Ran {
+  int status;
+  std::string output;
+};
+
+// `cdc2doris ARGS`, stdout and stderr together.
+Ran run_cli(const std::vector<std::string>& args, const TempDir& dir) {
+  ProcessOptions po;
+  po.argv = {CDC2DORIS_DAEMON_BIN};
+  po.argv.insert(po.argv.end(), args.begin(), args.end());
+  const auto out = (dir / "cli.out").string();
+  po.stdout_file = out;
+  po.stderr_file = out;
+  Process p(po);
+  auto st = p.wait(30s);
+  return {st.value_or(-1), read(out)};
+}
+
 // SIGCONTs the emulator however the test ends, so its destructor can stop it.
 struct Continue {
   pid_t pid;
@@ -235,6 +253,10 @@ TEST_CASE("health: failing Doris loads turn /readyz 503; once over, the error is
   CHECK_THAT(st, Catch::Contains("\"last_error\":\"") );
   CHECK_THAT(st, Catch::Contains("injected failure"));
   CHECK(sample(get(emu, d.admin(), "/metrics").body, "cdc2doris_doris_failing_seconds{operation=\"load\"}").value_or(0) >= 2);
+  auto view = run_cli({"status", "--admin", d.admin()}, dir);
+  CHECK(view.status == 1);
+  CHECK_THAT(view.output, Catch::Contains("NOT READY"));
+  CHECK_THAT(view.output, Catch::Contains("loads FAILING"));
 
   emu.clear_faults();
   auto ready = wait_for(emu, d.admin(), "/readyz", [](auto& r) { return r.status == 200; }, 60s);
@@ -258,6 +280,17 @@ TEST_CASE("health: failing Doris loads turn /readyz 503; once over, the error is
         std::optional<double>(0));
   CHECK(sample(metrics, "cdc2doris_table_freshness_seconds{table=\"hdb.items\"}").value_or(0) >= 5);
   CHECK(sample(metrics, "cdc2doris_doris_failing_seconds{operation=\"load\"}") == std::optional<double>(0));
+  // The terminal view: ready, the table with its freshness and the error
+  // that is over, the partition with lag 0.
+  auto ok = run_cli({"status", "--config", (dir / "cfg.yaml").string()}, dir);
+  INFO(ok.output);
+  CHECK(ok.status == 0);
+  CHECK_THAT(ok.output, Catch::Contains(": READY"));
+  CHECK_THAT(ok.output, Catch::Contains("hdb.items"));
+  CHECK_THAT(ok.output, Catch::Contains("(none now; last"));
+  CHECK_THAT(ok.output, Catch::Matches(R"((.|\n)*hl\.hdb\.items\[0\] +\d+ +\d+ +\d+ +0  no(.|\n)*)"));
+  CHECK_THAT(ok.output, Catch::Contains("RECENT ERRORS"));
+  CHECK(run_cli({"status"}, dir).status == daemon::kExitUsage);
   d.process().signal(SIGTERM);
   CHECK(d.process().wait(30s) == std::optional<int>(daemon::kExitOk));
   CHECK_THAT(d.log(), Catch::Contains("stopped cleanly"));

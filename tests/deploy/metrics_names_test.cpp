@@ -140,6 +140,7 @@ TEST_CASE("deploy: dashboard and alert rules use only exported metrics, and prom
   m.add_table_load("ods_shop.orders", 100, 52000, 1700000000000);
   m.add_table_load("ods_shop.customers", 17, 9000, 1700000000000);
   m.set_table_error("ods_shop.orders", "Doris: TOO_MANY_VERSION");
+  m.table_committed("ods_shop.orders", 1700000000000, 1700000060000);
   cdc2doris::pipeline::PartitionStats p;
   p.position = 120;
   p.committed = 100;
