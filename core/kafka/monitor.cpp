@@ -38,6 +38,12 @@ class KafkaMonitor final : public Monitor {
     auto props = cfg.properties;
     props["enable.auto.commit"] = "false";
     props["enable.auto.offset.store"] = "false";
+    // Never subscribed, so never assigned: an eager strategy avoids
+    // librdkafka#4312 (a cooperative consumer never assigned aborts in
+    // destroy before 2.3), and no static member id may collide with the
+    // pipeline's consumer.
+    props["partition.assignment.strategy"] = "range";
+    props.erase("group.instance.id");
     // Its own client id, so broker logs and quotas tell the probe from the consumer.
     auto id = props.find("client.id");
     props["client.id"] = (id == props.end() ? std::string("rdkafka") : id->second) + "-monitor";
