@@ -69,8 +69,9 @@ std::string abandoned_epochs(const pipeline::Metrics& metrics) {
   if (s.open_epoch && (s.open_epoch->rows > 0 || s.open_epoch->phase != "open"))
     add("epoch " + std::to_string(s.open_epoch->epoch) + " (" + s.open_epoch->phase +
         ") is not committed: the next start re-reads its records (or rolls it forward if it was recorded)");
-  if (out.empty()) add("no epoch with data was in flight; the next start resumes at epoch " +
-                       std::to_string(s.current_epoch));
+  if (s.phase == "recovering") add("startup recovery had not finished; the next start recovers again");
+  if (out.empty())
+    add("no epoch with data was in flight; the next start resumes at epoch " + std::to_string(s.current_epoch));
   return out;
 }
 
