@@ -537,6 +537,15 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     if (auto* why = std::get_if<ListenError>(&listen)) r.expected(n, "admin.listen", why->expected);
     c.admin_listen = std::get<std::string>(listen);
   });
+  with(root["admin"], "kafka_grace", [&](auto& n) { c.health.kafka_grace = r.duration(n, "admin.kafka_grace"); });
+  with(root["admin"], "doris_failure_grace",
+       [&](auto& n) { c.health.doris_failure_grace = r.duration(n, "admin.doris_failure_grace"); });
+  with(root["admin"], "stall_timeout", [&](auto& n) { c.health.stall_timeout = r.duration(n, "admin.stall_timeout"); });
+  with(root["admin"], "heartbeat_timeout",
+       [&](auto& n) { c.health.heartbeat_timeout = r.duration(n, "admin.heartbeat_timeout"); });
+  with(root["admin"], "lag_refresh_interval",
+       [&](auto& n) { c.health.lag_refresh_interval = r.duration(n, "admin.lag_refresh_interval"); });
+  c.health.epoch_interval = c.delivery.epoch_interval;
   with(root["logging"], "level",
        [&](auto& n) { c.log_level = r.choice(n, "logging.level", {"trace", "debug", "info", "warn", "error"}); });
   with(root["logging"], "format", [&](auto& n) { c.log_format = r.choice(n, "logging.format", {"text", "json"}); });

@@ -18,6 +18,7 @@
 #include "core/decode/decoder.hpp"
 #include "core/doris/client.hpp"
 #include "core/kafka/source.hpp"
+#include "core/pipeline/health.hpp"
 #include "core/pipeline/pipeline.hpp"
 #include "core/pipeline/router.hpp"
 
@@ -70,6 +71,7 @@ struct Config {
   int state_retention_epochs = 100;
 
   std::string admin_listen = "127.0.0.1:8080";
+  pipeline::HealthOptions health;  // admin.* grace periods and bounds
   std::string log_level = "info";
   std::string log_format = "text";
 

@@ -1,5 +1,7 @@
 #include "daemon/admin_server.hpp"
 
+#include "daemon/process_metrics.hpp"
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
@@ -8,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <sstream>
+#include <utility>
 #include <thread>
 
 namespace cdc2doris::daemon {
@@ -41,13 +44,38 @@ void gauge(std::ostringstream& os, const char* name, const char* help, double v)
 
 }  // namespace
 
-std::string render_metrics(const pipeline::Metrics& m) {
+namespace {
+
+void family(std::ostringstream& os, const char* name, const char* type, const char* help) {
+  os << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+}
+
+std::pair<std::string, std::string> split_tp(const std::string& tp) {  // "topic[3]"
+  auto open = tp.rfind('[');
+  return {tp.substr(0, open), tp.substr(open + 1, tp.size() - open - 2)};
+}
+
+double seconds_since(int64_t unix_ms, int64_t now_ms) { return static_cast<double>(now_ms - unix_ms) / 1000.0; }
+
+}  // namespace
+
+std::string render_metrics(const pipeline::Metrics& m, const AdminOptions& options, const ScrapeState& state) {
   const pipeline::Snapshot s = m.snapshot();
+  const int64_t now = pipeline::unix_now_ms();
   std::ostringstream os;
+  family(os, "cdc2doris_build_info", "gauge", "Always 1; the labels say what is running.");
+  os << "cdc2doris_build_info{version=\"" << escape_label(options.version) << "\",commit=\""
+     << escape_label(options.commit) << "\"} 1\n";
+  gauge(os, "cdc2doris_ready", "1 when /readyz answers 200.", state.not_ready.empty() ? 1 : 0);
+  gauge(os, "cdc2doris_alive", "1 when /healthz answers 200 (the pipeline thread's heartbeat is fresh).",
+        state.not_alive.empty() ? 1 : 0);
   counter(os, "cdc2doris_records_consumed_total", "Kafka records consumed.", m.records_consumed.load());
   counter(os, "cdc2doris_consumed_bytes_total", "Kafka key and value bytes consumed.", m.bytes_consumed.load());
-  counter(os, "cdc2doris_records_skipped_total", "Records not loaded: tombstones, heartbeats, excluded tables.",
-          m.records_skipped.load());
+  family(os, "cdc2doris_records_skipped_total", "counter", "Records consumed that load nothing, by reason.");
+  for (size_t i = 0; i < pipeline::kSkipReasonCount; ++i) {
+    auto r = static_cast<pipeline::SkipReason>(i);
+    os << "cdc2doris_records_skipped_total{reason=\"" << pipeline::to_string(r) << "\"} " << m.skipped(r) << '\n';
+  }
   counter(os, "cdc2doris_epochs_committed_total", "Checkpoint epochs committed.", m.epochs_committed.load());
   counter(os, "cdc2doris_epochs_aborted_total", "Checkpoint epochs aborted and rewound.", m.epochs_aborted.load());
   counter(os, "cdc2doris_epochs_replayed_total", "Epochs replayed from Kafka because Doris lost their txn.",
@@ -58,6 +86,20 @@ std::string render_metrics(const pipeline::Metrics& m) {
   gauge(os, "cdc2doris_current_epoch", "The epoch being filled.", static_cast<double>(s.current_epoch));
   gauge(os, "cdc2doris_last_committed_epoch", "The newest committed epoch.", static_cast<double>(s.last_committed_epoch));
   gauge(os, "cdc2doris_recovered", "1 once startup recovery finished.", m.recovered.load() ? 1 : 0);
+  const int64_t advanced = m.advanced_unix_ms.load();
+  gauge(os, "cdc2doris_epoch_advanced_timestamp_seconds",
+        "When the epoch machine last advanced (an epoch committed, or an idle epoch end).",
+        static_cast<double>(advanced) / 1000.0);
+  gauge(os, "cdc2doris_kafka_reachable", "1 when the last Kafka metadata probe was answered.",
+        s.kafka.probed && s.kafka.unreachable_since_ms == 0 ? 1 : 0);
+  gauge(os, "cdc2doris_kafka_missing_topics", "Configured topics (or regexes) with no topic in the cluster.",
+        static_cast<double>(s.kafka.missing_topics.size()));
+  family(os, "cdc2doris_doris_failing_seconds", "gauge",
+         "How long Doris loads or commits have failed without a success in between; 0 when they succeed.");
+  for (const auto& [op, streak] : {std::pair<const char*, const pipeline::FailureStreak&>{"load", s.load_failures},
+                                   std::pair<const char*, const pipeline::FailureStreak&>{"commit", s.commit_failures}})
+    os << "cdc2doris_doris_failing_seconds{operation=\"" << op << "\"} "
+       << (streak.since_unix_ms == 0 ? 0.0 : seconds_since(streak.since_unix_ms, now)) << '\n';
 
   os << "# HELP cdc2doris_rows_loaded_total Rows loaded into Doris per target table.\n"
      << "# TYPE cdc2doris_rows_loaded_total counter\n";
@@ -65,12 +107,22 @@ std::string render_metrics(const pipeline::Metrics& m) {
   os << "# HELP cdc2doris_loaded_bytes_total Row bytes loaded into Doris per target table.\n"
      << "# TYPE cdc2doris_loaded_bytes_total counter\n";
   for (const auto& [t, st] : s.tables) os << "cdc2doris_loaded_bytes_total{table=\"" << escape_label(t) << "\"} " << st.bytes << '\n';
-  os << "# HELP cdc2doris_consumer_lag_records Records behind the partition's high watermark.\n"
+  family(os, "cdc2doris_table_freshness_seconds", "gauge",
+         "Now minus the source commit time (source.ts_ms) of the newest row committed to Doris, per table.");
+  for (const auto& [t, st] : s.tables)
+    if (st.newest_source_ms > 0)
+      os << "cdc2doris_table_freshness_seconds{table=\"" << escape_label(t) << "\"} "
+         << seconds_since(st.newest_source_ms, now) << '\n';
+  family(os, "cdc2doris_table_last_commit_timestamp_seconds", "gauge", "When a txn of the table last committed.");
+  for (const auto& [t, st] : s.tables)
+    if (st.last_commit_unix_ms > 0)
+      os << "cdc2doris_table_last_commit_timestamp_seconds{table=\"" << escape_label(t) << "\"} "
+         << static_cast<double>(st.last_commit_unix_ms) / 1000.0 << '\n';
+  os << "# HELP cdc2doris_consumer_lag_records Records not yet in Doris: high watermark minus the committed offset.\n"
      << "# TYPE cdc2doris_consumer_lag_records gauge\n";
   for (const auto& [tp, p] : s.partitions) {
     if (p.lag < 0) continue;
-    auto open = tp.rfind('[');
-    std::string topic = tp.substr(0, open), part = tp.substr(open + 1, tp.size() - open - 2);
+    auto [topic, part] = split_tp(tp);
     os << "cdc2doris_consumer_lag_records{topic=\"" << escape_label(topic) << "\",partition=\"" << part << "\"} "
        << p.lag << '\n';
   }
@@ -97,43 +149,109 @@ std::string render_metrics(const pipeline::Metrics& m) {
   os << "cdc2doris_epoch_commit_duration_seconds_bucket{le=\"+Inf\"} " << s.commit_latency_count << '\n'
      << "cdc2doris_epoch_commit_duration_seconds_sum " << s.commit_latency_sum << '\n'
      << "cdc2doris_epoch_commit_duration_seconds_count " << s.commit_latency_count << '\n';
+  if (options.process_metrics) os << render_process_metrics(read_process_stats());
   return os.str();
 }
 
-std::string render_status(const pipeline::Metrics& m, const std::string& readiness_reason) {
-  const pipeline::Snapshot s = m.snapshot();
+namespace {
+
+boost::json::value epoch_json(const pipeline::EpochView& e) {
+  return {{"epoch", e.epoch},     {"phase", e.phase},         {"tables", e.tables},
+          {"rows", e.rows},       {"since_unix_ms", e.since_unix_ms}, {"failed_attempts", e.attempts}};
+}
+
+boost::json::value streak_json(const pipeline::FailureStreak& f, int64_t now) {
   boost::json::object o;
-  o["ready"] = readiness_reason.empty();
-  if (!readiness_reason.empty()) o["not_ready_because"] = readiness_reason;
+  o["failing"] = f.since_unix_ms != 0;
+  if (f.since_unix_ms != 0) o["failing_for_seconds"] = (now - f.since_unix_ms) / 1000;
+  o["failures_total"] = f.count;
+  o["last_failure_unix_ms"] = f.last_unix_ms;
+  o["last_error"] = f.last_error;
+  return o;
+}
+
+}  // namespace
+
+std::string render_status(const pipeline::Metrics& m, const ScrapeState& state) {
+  const pipeline::Snapshot s = m.snapshot();
+  const int64_t now = pipeline::unix_now_ms();
+  boost::json::object o;
+  o["ready"] = state.not_ready.empty();
+  if (!state.not_ready.empty()) o["not_ready_because"] = state.not_ready;
+  o["alive"] = state.not_alive.empty();
+  if (!state.not_alive.empty()) o["not_alive_because"] = state.not_alive;
+  o["now_unix_ms"] = now;
   o["phase"] = s.phase;
   o["current_epoch"] = s.current_epoch;
   o["last_committed_epoch"] = s.last_committed_epoch;
+  o["open_epoch"] = s.open_epoch ? epoch_json(*s.open_epoch) : boost::json::value(nullptr);
+  boost::json::array committing;
+  for (const auto& e : s.committing) committing.push_back(epoch_json(e));
+  o["committing_epochs"] = std::move(committing);
+  o["replaying_epoch"] = s.replaying ? epoch_json(*s.replaying) : boost::json::value(nullptr);
+  o["epoch_advanced_unix_ms"] = m.advanced_unix_ms.load();
   o["records_consumed"] = m.records_consumed.load();
+  boost::json::object skipped;
+  for (size_t i = 0; i < pipeline::kSkipReasonCount; ++i) {
+    auto r = static_cast<pipeline::SkipReason>(i);
+    skipped[pipeline::to_string(r)] = m.skipped(r);
+  }
+  o["records_skipped"] = std::move(skipped);
   o["buffered_bytes"] = m.buffered_bytes.load();
   boost::json::object tables;
-  for (const auto& [t, st] : s.tables)
-    tables[t] = {{"rows", st.rows},
-                 {"bytes", st.bytes},
-                 {"loads", st.loads},
-                 {"last_load_unix_ms", st.last_load_unix_ms},
-                 {"last_error", st.last_error}};
+  for (const auto& [t, st] : s.tables) {
+    boost::json::object j{{"rows", st.rows},
+                          {"bytes", st.bytes},
+                          {"loads", st.loads},
+                          {"last_load_unix_ms", st.last_load_unix_ms},
+                          {"last_commit_unix_ms", st.last_commit_unix_ms}};
+    j["newest_source_unix_ms"] = st.newest_source_ms;
+    if (st.newest_source_ms > 0)
+      j["freshness_seconds"] = seconds_since(st.newest_source_ms, now);
+    else
+      j["freshness_seconds"] = nullptr;
+    j["last_error"] = st.last_error;
+    j["last_error_unix_ms"] = st.last_error_unix_ms;
+    tables[t] = std::move(j);
+  }
   o["tables"] = std::move(tables);
   boost::json::object parts;
   boost::json::array paused;
   for (const auto& [tp, p] : s.partitions) {
-    parts[tp] = {{"position", p.position}, {"committed", p.committed}, {"lag", p.lag}, {"paused", p.paused}};
+    parts[tp] = {{"position", p.position},
+                 {"committed", p.committed},
+                 {"high_watermark", p.high_watermark},
+                 {"group_committed", p.group_committed},
+                 {"lag", p.lag},
+                 {"lag_measured_unix_ms", p.offsets_unix_ms},
+                 {"paused", p.paused}};
     if (p.paused) paused.push_back(boost::json::value(tp));
   }
   o["partitions"] = std::move(parts);
   o["paused_partitions"] = std::move(paused);
+  boost::json::object kafka;
+  kafka["reachable"] = s.kafka.probed && s.kafka.unreachable_since_ms == 0;
+  if (s.kafka.unreachable_since_ms != 0) kafka["unreachable_since_unix_ms"] = s.kafka.unreachable_since_ms;
+  kafka["problem"] = s.kafka.problem;
+  boost::json::array missing;
+  for (const auto& t : s.kafka.missing_topics) missing.push_back(boost::json::value(t));
+  kafka["missing_topics"] = std::move(missing);
+  kafka["checked_unix_ms"] = s.kafka.checked_unix_ms;
+  o["kafka"] = std::move(kafka);
+  o["doris"] = {{"fe_problem", s.doris_fe_problem},
+                {"loads", streak_json(s.load_failures, now)},
+                {"commits", streak_json(s.commit_failures, now)}};
+  boost::json::array errors;
+  for (const auto& e : s.recent_errors)
+    errors.push_back({{"unix_ms", e.unix_ms}, {"where", e.where}, {"message", e.message}});
+  o["recent_errors"] = std::move(errors);
   return boost::json::serialize(o) + "\n";
 }
 
 class AdminServer::Impl {
  public:
-  Impl(const std::string& listen, const pipeline::Metrics& metrics, Readiness readiness,
-       std::function<std::string()> status_extra)
-      : metrics_(metrics), readiness_(std::move(readiness)), status_extra_(std::move(status_extra)), acceptor_(ioc_) {
+  Impl(const std::string& listen, const pipeline::Metrics& metrics, Readiness readiness, AdminOptions options)
+      : metrics_(metrics), readiness_(std::move(readiness)), options_(std::move(options)), acceptor_(ioc_) {
     auto colon = listen.rfind(':');
     if (colon == std::string::npos) throw std::invalid_argument("admin.listen: expected host:port, got '" + listen + "'");
     std::string host = listen.substr(0, colon);
@@ -211,9 +329,10 @@ class AdminServer::Impl {
       return;
     }
     if (target == "/healthz") {
-      res.result(http::status::ok);
+      std::string why = readiness_.alive ? readiness_.alive() : "";
+      res.result(why.empty() ? http::status::ok : http::status::service_unavailable);
       res.set(http::field::content_type, "text/plain");
-      res.body() = "ok\n";
+      res.body() = why.empty() ? "ok\n" : "not alive: " + why + "\n";
     } else if (target == "/readyz") {
       std::string why = readiness_.check ? readiness_.check() : "";
       res.result(why.empty() ? http::status::ok : http::status::service_unavailable);
@@ -222,11 +341,11 @@ class AdminServer::Impl {
     } else if (target == "/metrics") {
       res.result(http::status::ok);
       res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-      res.body() = render_metrics(metrics_);
+      res.body() = render_metrics(metrics_, options_, scrape_state());
     } else if (target == "/status") {
       res.result(http::status::ok);
       res.set(http::field::content_type, "application/json");
-      res.body() = render_status(metrics_, readiness_.check ? readiness_.check() : "");
+      res.body() = render_status(metrics_, scrape_state());
     } else {
       res.result(http::status::not_found);
       res.set(http::field::content_type, "text/plain");
@@ -234,17 +353,21 @@ class AdminServer::Impl {
     }
   }
 
+  ScrapeState scrape_state() const {
+    return {readiness_.check ? readiness_.check() : "", readiness_.alive ? readiness_.alive() : ""};
+  }
+
   const pipeline::Metrics& metrics_;
   Readiness readiness_;
-  std::function<std::string()> status_extra_;
+  AdminOptions options_;
   asio::io_context ioc_;
   tcp::acceptor acceptor_;
   std::jthread thread_;
 };
 
 AdminServer::AdminServer(const std::string& listen, const pipeline::Metrics& metrics, Readiness readiness,
-                         std::function<std::string()> status_extra)
-    : impl_(std::make_unique<Impl>(listen, metrics, std::move(readiness), std::move(status_extra))) {}
+                         AdminOptions options)
+    : impl_(std::make_unique<Impl>(listen, metrics, std::move(readiness), std::move(options))) {}
 AdminServer::~AdminServer() = default;
 std::string AdminServer::address() const { return impl_->address(); }
 

@@ -1,8 +1,9 @@
 #pragma once
 // Admin HTTP endpoint (Beast): /healthz, /readyz, /metrics (Prometheus text
-// format), /status (JSON). It owns one I/O thread, started by the constructor
-// and joined by the destructor; requests are served from snapshots of the
-// pipeline's Metrics, never from pipeline state directly.
+// format), /status (JSON); docs/operations.md describes each. It owns one I/O
+// thread, started by the constructor and joined by the destructor; requests
+// are served from snapshots of the pipeline's Metrics, never from pipeline
+// state directly.
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -13,15 +14,31 @@
 namespace cdc2doris::daemon {
 
 struct Readiness {
-  // Each returns an empty string when fine, else why not.
+  // Each returns an empty string when fine, else why not. `check` decides
+  // /readyz, `alive` /healthz (empty function: always fine).
   std::function<std::string()> check;
+  std::function<std::string()> alive;
+};
+
+struct AdminOptions {
+  std::string version = "unknown";  // cdc2doris_build_info{version,commit}
+  std::string commit = "unknown";
+  // process_* from /proc at scrape time (the daemon turns it on; off where a
+  // test compares a scrape with render_metrics()).
+  bool process_metrics = false;
+};
+
+// What one scrape adds to the metrics: readiness and liveness as 0/1 gauges.
+struct ScrapeState {
+  std::string not_ready;
+  std::string not_alive;
 };
 
 class AdminServer {
  public:
   // listen: "host:port" (port 0 = any free port). Throws on bind failure.
   AdminServer(const std::string& listen, const pipeline::Metrics& metrics, Readiness readiness,
-              std::function<std::string()> status_extra = {});
+              AdminOptions options = {});
   ~AdminServer();
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
@@ -33,7 +50,9 @@ class AdminServer {
 };
 
 // Exposition in Prometheus text format 0.0.4.
-std::string render_metrics(const pipeline::Metrics& metrics);
-std::string render_status(const pipeline::Metrics& metrics, const std::string& readiness_reason);
+std::string render_metrics(const pipeline::Metrics& metrics, const AdminOptions& options = {},
+                           const ScrapeState& state = {});
+// /status JSON; `cdc2doris status` (cmd_status.cpp) reads it.
+std::string render_status(const pipeline::Metrics& metrics, const ScrapeState& state = {});
 
 }  // namespace cdc2doris::daemon

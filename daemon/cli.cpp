@@ -23,6 +23,9 @@ Usage:
                                            delete the checkpoint state
   cdc2doris decode [--config FILE] [--framed] [options]
                                            decode Debezium JSON lines from stdin (dry run)
+  cdc2doris status --config FILE | --admin HOST:PORT
+                                           the running daemon's health, epochs, lag, freshness
+                                           and errors per table and partition (exit 1: not ready)
   cdc2doris config-reference               print the configuration reference (Markdown)
   cdc2doris version                        print the version and git commit
   cdc2doris COMMAND --help                 help for one command
@@ -32,7 +35,8 @@ Exit codes:
   1  the pipeline stopped on a fatal error (auth, unknown table, bad record under 'fail', ...)
   2  usage or configuration error
   3  the state directory is locked by another process, corrupt, or from a newer version
-  4  shutdown deadline passed before the last epoch committed (the next start recovers it)
+  4  shutdown incomplete: the deadline passed, or a second SIGTERM/SIGINT, before the last
+     epoch committed (the log names it; the next start recovers it)
   5  check --connect found a problem
 )";
 
@@ -80,6 +84,16 @@ locked by a running daemon, corrupt or from a newer version.
 const char* const kConfigReferenceUsage = R"(Usage: cdc2doris config-reference
 
 Prints the configuration reference (docs/configuration.md) as Markdown.
+)";
+
+const char* const kStatusUsage = R"(Usage: cdc2doris status --config FILE
+       cdc2doris status --admin HOST:PORT
+
+Reads the running daemon's /status (at admin.listen of FILE, or HOST:PORT) and
+prints readiness with its reasons, the open and committing epochs, Kafka and
+Doris state, per table rows, last commit, freshness and errors, per partition
+position, committed offset, high watermark and lag, and the recent errors.
+Exit 0 when ready, 1 when not ready or not reachable, 2 on a usage error.
 )";
 
 const char* const kVersionUsage = R"(Usage: cdc2doris version

@@ -48,6 +48,7 @@ extern const char* const kCheckUsage;
 extern const char* const kStateUsage;
 extern const char* const kConfigReferenceUsage;
 extern const char* const kVersionUsage;
+extern const char* const kStatusUsage;
 
 // Exits with kExitUsage (and the reason on stderr) when --config is missing or invalid.
 config::Config load_config_or_exit(const Args& a);

@@ -5,7 +5,14 @@
 //                    Returns after a graceful shutdown or a fatal error.
 //   signal thread    sigtimedwait() for SIGTERM/SIGINT/SIGHUP (blocked in every
 //                    other thread), sd_notify READY/STOPPING/WATCHDOG; stopped
-//                    through its stop_token after run() returns.
+//                    through its stop_token after run() returns. It also
+//                    enforces the shutdown deadline: if run() has not returned
+//                    by then (a Doris call hangs) or a second signal comes, it
+//                    logs what is abandoned and _exit()s with 4. The watchdog
+//                    is fed only while the pipeline thread's heartbeat is fresh.
+//   health monitor   two threads (pipeline::HealthMonitor): Kafka reachability,
+//                    topics, watermarks and committed offsets; the Doris FE.
+//                    Joined by its destructor, after run() returned.
 //   admin thread     AdminServer's io_context; stopped and joined by its destructor.
 //   Doris I/O        owned by the DorisClient; joined by its destructor.
 //   librdkafka       owned by the Kafka source; ended by close()/destruction.
@@ -15,13 +22,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
-#include <mutex>
+#include <optional>
 #include <thread>
 
+#include "core/common/build_info.hpp"
 #include "core/kafka/dlq.hpp"
+#include "core/kafka/monitor.hpp"
 #include "core/kafka/source.hpp"
+#include "core/pipeline/health.hpp"
+#include "core/pipeline/health_monitor.hpp"
 #include "core/pipeline/pipeline.hpp"
 #include "daemon/admin_server.hpp"
 #include "daemon/commands.hpp"
@@ -40,6 +51,38 @@ sigset_t block_signals() {
   sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
+}
+
+// The pipeline's own shutdown ends at the deadline; this margin lets it
+// report and close Kafka before the signal thread gives up on it.
+constexpr auto kHardStopMargin = std::chrono::seconds(3);
+
+// What a forced exit leaves behind, in words, from the last published state.
+std::string abandoned_epochs(const pipeline::Metrics& metrics) {
+  const pipeline::Snapshot s = metrics.snapshot();
+  std::string out;
+  auto add = [&](const std::string& what) { out += (out.empty() ? "" : "; ") + what; };
+  for (const auto& c : s.committing)
+    add("epoch " + std::to_string(c.epoch) + " is PRECOMMITTED and not committed: the next start rolls it forward");
+  if (s.replaying)
+    add("epoch " + std::to_string(s.replaying->epoch) + " is being replayed: the next start replays it");
+  if (s.open_epoch && (s.open_epoch->rows > 0 || s.open_epoch->phase != "open"))
+    add("epoch " + std::to_string(s.open_epoch->epoch) + " (" + s.open_epoch->phase +
+        ") is not committed: the next start re-reads its records (or rolls it forward if it was recorded)");
+  if (s.phase == "recovering") add("startup recovery had not finished; the next start recovers again");
+  if (out.empty())
+    add("no epoch with data was in flight; the next start resumes at epoch " + std::to_string(s.current_epoch));
+  return out;
+}
+
+[[noreturn]] void exit_abandoning(const pipeline::Metrics& metrics, const std::string& why) {
+  spdlog::error("{}: exiting with {} without waiting for the pipeline (phase {}); {}", why, kExitShutdownDeadline,
+                metrics.snapshot().phase, abandoned_epochs(metrics));
+  spdlog::default_logger()->flush();
+  // No destructors: they would wait for the very calls that hang. The
+  // checkpoint state is crash-safe by design (every write is synced), and
+  // the state directory's lock dies with the process.
+  std::_Exit(kExitShutdownDeadline);
 }
 
 }  // namespace
@@ -72,65 +115,71 @@ int cmd_run(const Args& a) {
                           pipeline::Dependencies{*source, *doris, *store, *router, metrics, dlq.get()});
 
   std::atomic<bool> stopping{false};
-  // Doris reachability for /readyz, checked off the pipeline thread.
-  std::mutex doris_mu;
-  std::string doris_problem = "not checked yet";
-  std::jthread health_thread([&](std::stop_token st) {
-    std::mutex m;
-    std::condition_variable_any cv;
-    while (!st.stop_requested()) {
-      auto err = doris->health();
-      {
-        std::lock_guard lk(doris_mu);
-        doris_problem = err ? "Doris FE not reachable: " + err->what() : "";
-      }
-      std::unique_lock lk(m);
-      cv.wait_for(lk, st, std::chrono::seconds(2), [] { return false; });
-    }
-  });
+  std::unique_ptr<kafka::Monitor> kafka_monitor;
+  try {
+    kafka_monitor = kafka::make_kafka_monitor(cfg.source_config());
+  } catch (const std::exception& e) {
+    spdlog::error("configuration: {}", e.what());
+    return kExitUsage;
+  }
+  const pipeline::HealthOptions health = cfg.health;
   Readiness readiness{[&]() -> std::string {
-    if (stopping.load()) return "shutting down";
-    if (!metrics.recovered.load()) return "recovery has not finished";
-    {
-      std::lock_guard lk(doris_mu);
-      if (!doris_problem.empty()) return doris_problem;
-    }
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch()).count();
-    if (now_ms - metrics.kafka_error_unix_ms.load() < 10'000) return "Kafka reported a connectivity error in the last 10 s";
-    return "";
-  }};
+                        if (stopping.load()) return "shutting down";
+                        return pipeline::not_ready_reason(metrics, health);
+                      },
+                      [&]() { return pipeline::not_alive_reason(metrics, health); }};
+  AdminOptions admin_options;
+  admin_options.version = std::string(build_info::version());
+  admin_options.commit = std::string(build_info::commit());
+  admin_options.process_metrics = true;
   std::unique_ptr<AdminServer> admin;
   try {
-    admin = std::make_unique<AdminServer>(cfg.admin_listen, metrics, readiness);
+    admin = std::make_unique<AdminServer>(cfg.admin_listen, metrics, readiness, admin_options);
     spdlog::info("admin endpoint on http://{} (/healthz /readyz /metrics /status)", admin->address());
   } catch (const std::exception& e) {
     spdlog::error("admin.listen {}: {}", cfg.admin_listen, e.what());
     return kExitUsage;
   }
+  auto monitor = std::make_unique<pipeline::HealthMonitor>(*kafka_monitor, doris.get(), metrics, health);
 
   std::jthread signal_thread([&](std::stop_token st) {
     uint64_t watchdog_usec = 0;
     const bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
     auto last_ping = std::chrono::steady_clock::now();
     bool ready_sent = false;
+    bool starving_logged = false;
+    std::optional<std::chrono::steady_clock::time_point> hard_stop;
     while (!st.stop_requested()) {
       timespec timeout{0, 200'000'000};
       int sig = sigtimedwait(&signals, nullptr, &timeout);
+      if (sig > 0 && stopping.load()) exit_abandoning(metrics, std::string("received a second ") + strsignal(sig));
       if (sig > 0) {
-        spdlog::info("received {}; finishing the current epoch (deadline {} ms)", strsignal(sig),
-                     cfg.delivery.shutdown_deadline.count());
+        spdlog::info("received {}; finishing the current epoch (deadline {} ms; a second signal exits at once)",
+                     strsignal(sig), cfg.delivery.shutdown_deadline.count());
         stopping = true;
         sd_notify(0, "STOPPING=1");
         pipe.request_stop();
+        hard_stop = std::chrono::steady_clock::now() + cfg.delivery.shutdown_deadline + kHardStopMargin;
       }
+      if (hard_stop && std::chrono::steady_clock::now() >= *hard_stop)
+        exit_abandoning(metrics, "shutdown deadline of " + std::to_string(cfg.delivery.shutdown_deadline.count()) +
+                                     " ms passed and the pipeline is still waiting (most likely on Doris)");
       if (!ready_sent && metrics.recovered.load()) {
         sd_notify(0, "READY=1");
         ready_sent = true;
       }
       if (watchdog && std::chrono::steady_clock::now() - last_ping > std::chrono::microseconds(watchdog_usec / 2)) {
-        sd_notify(0, "WATCHDOG=1");
-        last_ping = std::chrono::steady_clock::now();
+        // Fed only while the pipeline thread itself shows progress: a wedged
+        // pipeline lets systemd's WatchdogSec run out and restart the unit.
+        const std::string why = pipeline::not_alive_reason(metrics, health);
+        if (why.empty()) {
+          sd_notify(0, "WATCHDOG=1");
+          last_ping = std::chrono::steady_clock::now();
+          starving_logged = false;
+        } else if (!starving_logged) {
+          spdlog::error("not feeding the systemd watchdog: {}", why);
+          starving_logged = true;
+        }
       }
     }
   });
@@ -138,8 +187,7 @@ int cmd_run(const Args& a) {
   pipeline::RunResult result = pipe.run();
   signal_thread.request_stop();
   signal_thread.join();
-  health_thread.request_stop();
-  health_thread.join();
+  monitor.reset();
   admin.reset();
   source.reset();
   try {
@@ -149,7 +197,7 @@ int cmd_run(const Args& a) {
     return kExitState;
   }
   if (!result.error) {
-    spdlog::info("stopped cleanly");
+    spdlog::info("stopped cleanly; every epoch with data is committed");
     return kExitOk;
   }
   spdlog::error("stopped: {}", result.error->what());

@@ -11,6 +11,6 @@ int cmd_state(const Args& a);               // cmd_state.cpp
 int cmd_decode(const Args& a);              // cmd_decode.cpp: parses a.raw itself
 int cmd_version(const Args& a);             // cmd_info.cpp
 int cmd_config_reference(const Args& a);    // cmd_info.cpp
-// `status` (cmd_status.cpp) goes here.
+int cmd_status(const Args& a);              // cmd_status.cpp
 
 }  // namespace cdc2doris::daemon

@@ -36,6 +36,8 @@ std::optional<doris::DorisError> Pipeline::Impl::finish_loads(std::map<Target, O
     if (auto* err = std::get_if<doris::DorisError>(&res)) {
       deps_.metrics.add_doris_error(doris::to_string(err->kind()));
       deps_.metrics.set_table_error(target.name(), err->what());
+      deps_.metrics.load_failed(err->what());
+      deps_.metrics.note_error("load", err->what());
       return *err;
     }
     const auto& r = std::get<doris::LoadResult>(res);
@@ -45,6 +47,7 @@ std::optional<doris::DorisError> Pipeline::Impl::finish_loads(std::map<Target, O
     deps_.metrics.add_table_load(target.name(), load.rows, load.bytes, unix_ms());
     txns.push_back({target.db, target.table, load.spec.label, r.txn_id, false});
   }
+  if (!loads.empty()) deps_.metrics.load_succeeded();
   return std::nullopt;
 }
 
@@ -54,14 +57,10 @@ void Pipeline::Impl::end_open_epoch(const char* reason) {
   drive_closing(/*block=*/true);
   if (replay_) return;  // the closing epoch turned into a replay; the open one was aborted
   if (closing_) return;  // stopping and the shutdown deadline passed first: shutdown() reports it
-  bool progressed = !open_.loads.empty();
-  for (const auto& [tp, end] : pos_) {
-    auto b = base_.find(tp);
-    if (b == base_.end() || b->second != end) progressed = true;
-  }
-  if (!progressed) {
+  if (!open_epoch_progressed()) {
     open_.started = Clock::now();
     open_.end_requested = false;
+    deps_.metrics.advanced();  // idle: nothing waits for Doris
     return;
   }
   log_->debug("ending epoch {} ({}): {} table(s)", open_.epoch, reason, open_.loads.size());
@@ -85,7 +84,7 @@ void Pipeline::Impl::step(Who who, Event event) {
     log_->trace("epoch machine: {} --{}--> {}", to_string(phase), to_string(next), to_string(t.next));
     phase = t.next;
     has_next = false;
-    if (who != Who::Closing) deps_.metrics.set_phase(to_string(t.next));
+    if (who != Who::Closing) publish_state();
     for (Action action : t.actions) {
       switch (action) {
         case Action::FinishLoads: {
@@ -94,6 +93,7 @@ void Pipeline::Impl::step(Who who, Event event) {
           std::optional<Error> err = finish_loads(open_.loads, txns);
           if (!err && open_.dead_letters) err = deps_.dead_letters->flush(std::chrono::seconds(30));
           if (err) {
+            log_->warn("epoch {}: pre-commit failed: {}", open_.epoch, err->what());
             failure_ = *err;
             failure_reason_ = "pre-commit";
             next = err->disposition() == Disposition::Retry ? Event::LoadFailedRetry : Event::LoadFailedFatal;
@@ -101,6 +101,8 @@ void Pipeline::Impl::step(Who who, Event event) {
             break;
           }
           open_.dead_letters = false;
+          open_.newest_source_ms.clear();
+          for (const auto& [target, load] : open_.loads) open_.newest_source_ms[target.name()] = load.newest_source_ms;
           CDC2DORIS_CRASH_POINT("after_precommit");
           open_.record = make_record(open_.epoch, std::move(txns));
           next = Event::LoadsPrecommitted;
@@ -131,6 +133,7 @@ void Pipeline::Impl::step(Who who, Event event) {
             state::EpochRecord record = who == Who::Open ? std::move(open_.record) : std::move(replay_->record);
             closing_.emplace();
             closing_->record = std::move(record);
+            if (who == Who::Open) closing_->newest_source_ms = std::move(open_.newest_source_ms);
             closing_->phase = Phase::Committing;
             start_commits(*closing_);
             if (who == Who::Open) {
@@ -236,9 +239,17 @@ void Pipeline::Impl::drive_closing(bool block) {
           continue;
         }
         std::this_thread::sleep_until(c.retry_at);
+        deps_.metrics.beat();
       }
       c.retry_at = {};
       start_commits(c);
+    }
+    if (block && stop_.load()) {
+      // Stopping: a commit hanging in Doris is waited for no longer than the
+      // shutdown deadline. Checked before any result is taken, so a failure
+      // in this round cannot be dropped on the way out.
+      for (auto& f : c.inflight)
+        if (f.second.wait_until(stop_deadline()) != std::future_status::ready) return;
     }
     bool retry = false;
     for (auto it = c.inflight.begin(); it != c.inflight.end();) {
@@ -254,6 +265,9 @@ void Pipeline::Impl::drive_closing(bool block) {
       auto& txn = c.record.txns[idx];
       if (auto* err = std::get_if<doris::DorisError>(&res)) {
         deps_.metrics.add_doris_error(doris::to_string(err->kind()));
+        deps_.metrics.commit_failed(err->what());
+        deps_.metrics.note_error("commit", err->what());
+        deps_.metrics.set_table_error(txn.db + "." + txn.table, err->what());
         if (err->disposition() == Disposition::Fatal) {
           failure_ = *err;
           step(Who::Closing, Event::CommitFatal);
@@ -316,6 +330,14 @@ Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& t
 void Pipeline::Impl::mark_committed(ClosingEpoch& c) {
   last_committed_epoch_ = c.record.epoch;
   ++deps_.metrics.epochs_committed;
+  deps_.metrics.commit_succeeded();
+  deps_.metrics.advanced();
+  const int64_t now = unix_ms();
+  for (const auto& txn : c.record.txns) {
+    const std::string table = txn.db + "." + txn.table;
+    auto newest = c.newest_source_ms.find(table);
+    deps_.metrics.table_committed(table, newest == c.newest_source_ms.end() ? 0 : newest->second, now);
+  }
   deps_.metrics.observe_commit_latency(std::chrono::duration<double>(Clock::now() - c.committing_since).count());
   for (const auto& p : c.record.partitions) committed_[{p.topic, p.partition}] = p.end_offset;
   // Partitions first: whoever sees the new epoch number in /status sees its offsets.

@@ -14,6 +14,12 @@ void Pipeline::Impl::fail(const Error& error, const std::string& reason) {
   log_->warn("epoch {}: {} failed: {}", replay_ ? replay_->record.epoch : open_.epoch, reason, error.what());
   failure_ = error;
   failure_reason_ = reason;
+  if (reason == "schema lookup") {
+    deps_.metrics.load_failed(error.what());
+    deps_.metrics.note_error(reason, error.what());
+  } else if (reason != "load") {  // load errors were noted where they happened
+    deps_.metrics.note_error(reason, error.what());
+  }
   const Event ev = error.disposition() == Disposition::Retry ? Event::LoadFailedRetry : Event::LoadFailedFatal;
   if (replay_) {
     abort_loads(replay_->loads);
@@ -74,7 +80,10 @@ void Pipeline::Impl::rewind(const std::string& reason) {
 void Pipeline::Impl::sleep_backoff(int attempt) {
   auto until = Clock::now() + backoff_.delay(attempt);
   // Sleep in slices: a stop request must not wait out a long backoff.
-  while (!stop_.load() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!stop_.load() && Clock::now() < until) {
+    deps_.metrics.beat();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace cdc2doris::pipeline

@@ -108,6 +108,8 @@ std::optional<doris::DorisError> Pipeline::Impl::flush_pending(OpenLoad& load) {
   if (err) {
     deps_.metrics.add_doris_error(doris::to_string(err->kind()));
     deps_.metrics.set_table_error(load.target.name(), err->what());
+    deps_.metrics.load_failed(err->what());
+    deps_.metrics.note_error("load", err->what());
     return err;
   }
   load.pending.clear();

@@ -44,6 +44,7 @@ struct OpenLoad {
   std::string pending;  // rows gathered before they are handed to the stream
   uint64_t rows = 0;
   uint64_t bytes = 0;
+  int64_t newest_source_ms = 0;  // source.ts_ms of the newest row, for freshness
 };
 
 // The epoch being filled.
@@ -55,6 +56,7 @@ struct OpenEpoch {
   Clock::time_point started = Clock::now();
   bool end_requested = false;
   bool dead_letters = false;  // dead letters produced since the last flush
+  std::map<std::string, int64_t> newest_source_ms;  // per table, set when pre-committed
 };
 
 // The epoch being committed (at most one; its record is in the store).
@@ -66,6 +68,7 @@ struct ClosingEpoch {
   Clock::time_point retry_at{};
   int attempt = 0;
   std::set<size_t> lost;
+  std::map<std::string, int64_t> newest_source_ms;  // per table; empty after a restart
 };
 
 // Re-reading one recorded epoch's offset range for the tables whose txn
@@ -81,7 +84,6 @@ struct Replay {
   int attempt = 0;
 };
 
-
 class Pipeline::Impl : public kafka::RebalanceListener {
  public:
   Impl(PipelineConfig config, decode::DecoderOptions decoder_options, Dependencies deps)
@@ -93,6 +95,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
     if (cfg_.bad_record_policy == BadRecordPolicy::DeadLetter &&
         (deps_.dead_letters == nullptr || cfg_.dead_letter_topic.empty()))
       throw std::invalid_argument("bad-record policy dead_letter needs a dead-letter topic and producer");
+    preset_metric_labels();
   }
 
   RunResult run();
@@ -134,6 +137,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void append_row(OpenLoad& load, const decode::Row& row);
   std::optional<doris::DorisError> flush_pending(OpenLoad& load);
   bool should_end_epoch() const;
+  bool open_epoch_progressed() const;
   void apply_memory_cap();
   // --- epoch lifecycle, driven by transition()
   void step(Who who, Event event);
@@ -162,6 +166,9 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   int open_txns_in_db(const std::string& db) const;
   state::EpochRecord make_record(uint64_t epoch, std::vector<state::TableTxn> txns) const;
   void publish_partitions();
+  // Phase and epochs for /status; cheap unless something changed.
+  void publish_state();
+  void preset_metric_labels();
   void shutdown(RunResult& result);
   Clock::time_point stop_deadline();
   bool stop_deadline_passed();
@@ -201,6 +208,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   kafka::OffsetMap group_offsets_pending_;
   Clock::time_point last_publish_{};  // committed during recovery, before subscribe
   std::string failure_reason_;
+  std::string published_state_;  // publish_state(): what was published last, and when
+  Clock::time_point last_state_publish_{};
 };
 
 }  // namespace cdc2doris::pipeline

@@ -36,6 +36,7 @@ void Pipeline::Impl::recover() {
     closing_.emplace();
     closing_->record = *latest;
     start_commits(*closing_);
+    publish_state();  // /status and a forced exit name the epoch being rolled forward
     // Commits run now; a txn Doris lost turns the epoch into a replay, which
     // the main loop finishes once the partitions are assigned.
     drive_closing(/*block=*/true);

@@ -3,20 +3,42 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <thread>
 
 namespace cdc2doris::pipeline {
 
+namespace {
+
+SkipReason skip_reason(decode::Kind k) {
+  switch (k) {
+    case decode::Kind::Tombstone: return SkipReason::Tombstone;
+    case decode::Kind::Heartbeat: return SkipReason::Heartbeat;
+    case decode::Kind::TransactionMetadata: return SkipReason::TransactionMetadata;
+    case decode::Kind::SchemaChange: return SkipReason::SchemaChange;
+    case decode::Kind::Truncate: return SkipReason::Truncate;
+    case decode::Kind::Message: return SkipReason::Message;
+    case decode::Kind::Change: break;
+  }
+  return SkipReason::NotRouted;
+}
+
+}  // namespace
+
 RunResult Pipeline::Impl::run() {
   RunResult result;
   try {
+    deps_.metrics.beat();
+    deps_.metrics.set_phase("recovering");
     recover();
     deps_.metrics.recovered = true;
+    deps_.metrics.advanced();
     deps_.source.subscribe(*this);
     subscribed_ = true;
     log_->info("consuming; epoch {} open, label prefix '{}'", open_.epoch, cfg_.label_prefix);
-    deps_.metrics.set_phase(to_string(Phase::Open));
+    publish_state();
     while (!stop_.load()) {
+      deps_.metrics.beat();
       auto polled = deps_.source.poll(cfg_.poll_timeout, cfg_.poll_max_messages);
       if (deferred_stop_) throw FatalStop{*deferred_stop_};
       if (!group_offsets_pending_.empty() && !pos_.empty()) {
@@ -31,6 +53,7 @@ RunResult Pipeline::Impl::run() {
       for (const auto& e : polled.transient) {
         log_->warn("kafka: {}", e.what());
         deps_.metrics.kafka_error_unix_ms = unix_ms();
+        deps_.metrics.note_error("kafka", e.what());
       }
       // A partition without an epoch start (first epoch, no committed
       // offset) starts where its first fetched record is: a rewind must be
@@ -70,6 +93,7 @@ RunResult Pipeline::Impl::run() {
         publish_partitions();
         last_publish_ = Clock::now();
       }
+      publish_state();
     }
     shutdown(result);
   } catch (const FatalStop& f) {
@@ -88,28 +112,48 @@ RunResult Pipeline::Impl::run() {
     if (subscribed_) deps_.source.close(std::chrono::seconds(10));
     result.error = e.to_error();
   }
-  deps_.metrics.set_phase(result.error ? "failed" : "stopped");
+  deps_.metrics.set_phase(!result.error                                        ? "stopped"
+                          : result.error->disposition() == Disposition::Retry ? "stopped_incomplete"
+                                                                              : "failed");
   return result;
 }
 
 void Pipeline::Impl::shutdown(RunResult& result) {
   const auto deadline = stop_deadline();
+  publish_state();
   log_->info("shutting down: finishing epoch {} (deadline {} ms)", open_.epoch, cfg_.shutdown_deadline.count());
+  // Whether the open epoch holds records that must reach Doris: if it is not
+  // recorded by the end (its number did not move on), they were not loaded.
+  const uint64_t open_epoch = open_.epoch;
+  const bool open_has_rows = !replay_ && open_epoch_progressed();
   if (!replay_) end_open_epoch("shutdown");
   while (closing_ && Clock::now() < deadline) {
+    deps_.metrics.beat();
     drive_closing(/*block=*/false);
     if (closing_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  if (closing_ || replay_) {
-    // The recorded epoch stays PRECOMMITTED; the next start commits or replays it.
+  std::string abandoned;
+  auto add = [&](const std::string& what) { abandoned += (abandoned.empty() ? "" : "; ") + what; };
+  if (closing_)
+    add("epoch " + std::to_string(closing_->record.epoch) +
+        " is PRECOMMITTED but did not commit before the shutdown deadline; the next start rolls it forward");
+  if (replay_)
+    add("epoch " + std::to_string(replay_->record.epoch) +
+        " was being replayed and is not committed; the next start replays it");
+  if (open_has_rows && open_.epoch == open_epoch)
+    add("epoch " + std::to_string(open_epoch) +
+        " was not recorded (its loads did not pre-commit in time, or failed); the next start re-reads its records");
+  if (!abandoned.empty()) {
     // Txns not in any record are aborted (their rows are re-read).
     abort_loads(open_.loads);
     if (replay_) abort_loads(replay_->loads);
-    result.error = Error(Disposition::Retry, "shutdown deadline passed before the last epoch committed; "
-                                             "the next start rolls it forward");
+    result.error = Error(Disposition::Retry, "shutdown incomplete: " + abandoned);
   }
   closing_source_ = true;
-  if (auto err = deps_.source.close(std::chrono::seconds(10))) log_->warn("kafka close: {}", err->what());
+  // The group leave gets what is left of the deadline (at least a second).
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  const auto close_timeout = std::clamp<std::chrono::milliseconds>(left, std::chrono::seconds(1), std::chrono::seconds(10));
+  if (auto err = deps_.source.close(close_timeout)) log_->warn("kafka close: {}", err->what());
 }
 
 Clock::time_point Pipeline::Impl::stop_deadline() {
@@ -120,6 +164,15 @@ Clock::time_point Pipeline::Impl::stop_deadline() {
 }
 
 bool Pipeline::Impl::stop_deadline_passed() { return stop_.load() && Clock::now() >= stop_deadline(); }
+
+bool Pipeline::Impl::open_epoch_progressed() const {
+  if (!open_.loads.empty()) return true;
+  for (const auto& [tp, end] : pos_) {
+    auto b = base_.find(tp);
+    if (b == base_.end() || b->second != end) return true;
+  }
+  return false;
+}
 
 bool Pipeline::Impl::should_end_epoch() const {
   if (open_.end_requested) return true;
@@ -148,7 +201,7 @@ void Pipeline::Impl::process(const kafka::Message& msg) {
   } else if (change_.kind == decode::Kind::Change) {
     handle_change();
   } else {
-    ++deps_.metrics.records_skipped;
+    deps_.metrics.add_skipped(skip_reason(change_.kind));
     if (change_.kind == decode::Kind::SchemaChange || change_.kind == decode::Kind::Truncate)
       log_->warn("{} record at {}/{}@{} for {}.{} is not applied to Doris", decode::to_string(change_.kind),
                  msg.topic, msg.partition, msg.offset, change_.db, change_.table);
@@ -163,13 +216,15 @@ void Pipeline::Impl::process(const kafka::Message& msg) {
 void Pipeline::Impl::handle_change() {
   auto target = deps_.router.route(change_);
   if (!target) {
-    ++deps_.metrics.records_skipped;
+    deps_.metrics.add_skipped(SkipReason::NotRouted);
     return;
   }
   const uint64_t generation = rewind_generation_;
+  const int64_t source_ms = change_.position.ts_ms.value_or(0);
   for (const auto& row : change_.rows) {
     OpenLoad* load = load_for(open_.loads, *target, row, open_.epoch, /*may_end_epoch=*/true);
     if (load == nullptr || rewind_generation_ != generation || replay_) return;
+    if (source_ms > load->newest_source_ms) load->newest_source_ms = source_ms;
     append_row(*load, row);
     if (rewind_generation_ != generation) return;
     if (load->rows >= cfg_.epoch_max_rows || load->bytes >= cfg_.epoch_max_bytes) open_.end_requested = true;

@@ -121,6 +121,11 @@ state:
   retention_epochs: 10
 admin:
   listen: "0.0.0.0:9000"
+  kafka_grace: 20s
+  doris_failure_grace: 40s
+  stall_timeout: 5m
+  heartbeat_timeout: 15m
+  lag_refresh_interval: 5s
 logging:
   level: debug
   format: json
@@ -142,6 +147,9 @@ logging:
   CHECK(c.delivery.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter);
   CHECK(c.source_config().read_headers);  // dead letters carry the original headers
   CHECK(c.delivery.memory_cap_bytes == 128u << 20);
+  CHECK(c.health.kafka_grace == std::chrono::seconds(20));
+  CHECK(c.health.stall_timeout == std::chrono::minutes(5));
+  CHECK(c.health.heartbeat_timeout == std::chrono::minutes(15));
   CHECK(c.decoding.envelope == decode::Envelope::Flattened);
   CHECK(c.decoding.binary_mode == decode::BinaryMode::Hex);
   CHECK(c.decoding.flattened.deleted == "__del");

@@ -129,7 +129,8 @@ TEST_CASE("deploy: dashboard and alert rules use only exported metrics, and prom
   cdc2doris::pipeline::Metrics m;
   m.records_consumed += 120;
   m.bytes_consumed += 64000;
-  m.records_skipped += 3;
+  m.add_skipped(cdc2doris::pipeline::SkipReason::Tombstone);
+  m.add_skipped(cdc2doris::pipeline::SkipReason::NotRouted);
   m.epochs_committed += 4;
   m.epochs_aborted += 1;
   m.epochs_replayed += 1;
@@ -139,6 +140,7 @@ TEST_CASE("deploy: dashboard and alert rules use only exported metrics, and prom
   m.add_table_load("ods_shop.orders", 100, 52000, 1700000000000);
   m.add_table_load("ods_shop.customers", 17, 9000, 1700000000000);
   m.set_table_error("ods_shop.orders", "Doris: TOO_MANY_VERSION");
+  m.table_committed("ods_shop.orders", 1700000000000, 1700000060000);
   cdc2doris::pipeline::PartitionStats p;
   p.position = 120;
   p.committed = 100;
@@ -152,7 +154,7 @@ TEST_CASE("deploy: dashboard and alert rules use only exported metrics, and prom
   m.set_epochs(5, 4);
   m.set_phase("open");
 
-  cdc2doris::daemon::AdminServer admin("127.0.0.1:0", m, cdc2doris::daemon::Readiness{[] { return std::string(); }});
+  cdc2doris::daemon::AdminServer admin("127.0.0.1:0", m, cdc2doris::daemon::Readiness{[] { return std::string(); }, {}});
   const Scrape scrape = http_get(admin.address(), "/metrics");
   REQUIRE(scrape.status == 200);
   CHECK(scrape.content_type.find("text/plain; version=0.0.4") == 0);

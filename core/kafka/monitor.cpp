@@ -1,0 +1,131 @@
+// Monitor over its own librdkafka consumer handle (never subscribed).
+#include "core/kafka/monitor.hpp"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <limits>
+#include <regex>
+#include <stdexcept>
+
+#include "core/kafka/errors.hpp"
+#include "core/kafka/rdkafka_util.hpp"
+
+namespace cdc2doris::kafka {
+
+Monitor::~Monitor() = default;
+
+bool topic_selected(const std::string& entry, const std::string& topic) {
+  if (entry.empty() || entry.front() != '^') return entry == topic;
+  // librdkafka matches subscriptions with its own POSIX-like engine; for the
+  // patterns people write (anchors, classes, alternation, .*) ECMAScript agrees.
+  try {
+    return std::regex_search(topic, std::regex(entry));
+  } catch (const std::regex_error&) {
+    return false;
+  }
+}
+
+namespace {
+
+int to_ms(std::chrono::milliseconds d) {
+  return static_cast<int>(std::clamp<int64_t>(d.count(), 0, std::numeric_limits<int>::max()));
+}
+
+class KafkaMonitor final : public Monitor {
+ public:
+  explicit KafkaMonitor(const SourceConfig& cfg) : topics_(cfg.topics) {
+    auto props = cfg.properties;
+    props["enable.auto.commit"] = "false";
+    props["enable.auto.offset.store"] = "false";
+    // Never subscribed, so never assigned: an eager strategy avoids
+    // librdkafka#4312 (a cooperative consumer never assigned aborts in
+    // destroy before 2.3), and no static member id may collide with the
+    // pipeline's consumer.
+    props["partition.assignment.strategy"] = "range";
+    props.erase("group.instance.id");
+    // Its own client id, so broker logs and quotas tell the probe from the consumer.
+    auto id = props.find("client.id");
+    props["client.id"] = (id == props.end() ? std::string("rdkafka") : id->second) + "-monitor";
+    rk::Conf conf = rk::make_conf(props);
+    rd_kafka_conf_set_log_cb(conf.get(), &rk::log_cb);
+    char errstr[512];
+    rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr, sizeof errstr);
+    if (rk_ == nullptr) throw std::invalid_argument(std::string("Kafka monitor: ") + errstr);
+    conf.release();
+  }
+  ~KafkaMonitor() override {
+    // Never subscribed: nothing to leave, so no consumer close round trip.
+    rd_kafka_destroy_flags(rk_, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+  }
+
+  std::variant<ClusterView, Error> cluster(std::chrono::milliseconds timeout) override {
+    serve_events();
+    const rd_kafka_metadata_t* md = nullptr;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, /*all_topics=*/1, nullptr, &md, to_ms(timeout));
+    if (err) return make_error(err, "metadata request");
+    ClusterView out;
+    std::vector<bool> matched(topics_.size(), false);
+    for (int i = 0; i < md->topic_cnt; ++i) {
+      const auto& t = md->topics[i];
+      if (t.err) continue;  // e.g. UNKNOWN_TOPIC_OR_PART while being created or deleted
+      const std::string name = t.topic;
+      for (size_t k = 0; k < topics_.size(); ++k) {
+        if (!topic_selected(topics_[k], name)) continue;
+        matched[k] = true;
+        out.partitions[name] = t.partition_cnt;
+      }
+    }
+    rd_kafka_metadata_destroy(md);
+    for (size_t k = 0; k < topics_.size(); ++k)
+      if (!matched[k]) out.missing.push_back(topics_[k]);
+    return out;
+  }
+
+  std::variant<std::map<TopicPartition, Watermarks>, Error> watermarks(const std::vector<TopicPartition>& tps,
+                                                                       std::chrono::milliseconds timeout) override {
+    serve_events();
+    std::map<TopicPartition, Watermarks> out;
+    for (const auto& tp : tps) {
+      Watermarks w;
+      rd_kafka_resp_err_t err =
+          rd_kafka_query_watermark_offsets(rk_, tp.topic.c_str(), tp.partition, &w.low, &w.high, to_ms(timeout));
+      if (err) {
+        ErrorContext ctx;
+        ctx.topic = tp.topic;
+        ctx.partition = tp.partition;
+        return make_error(err, "query watermark offsets", ctx);
+      }
+      out[tp] = w;
+    }
+    return out;
+  }
+
+  std::variant<OffsetMap, Error> committed(const std::vector<TopicPartition>& tps,
+                                           std::chrono::milliseconds timeout) override {
+    serve_events();
+    OffsetMap out;
+    if (tps.empty()) return out;
+    rk::List l = rk::make_list(tps);
+    rd_kafka_resp_err_t err = rd_kafka_committed(rk_, l.get(), to_ms(timeout));
+    if (err) return make_error(err, "read committed offsets");
+    for (int i = 0; i < l->cnt; ++i) {
+      const auto& e = l->elems[i];
+      if (!e.err && e.offset >= 0) out[TopicPartition{e.topic, e.partition}] = e.offset;
+    }
+    return out;
+  }
+
+ private:
+  // Logs and errors queue up on the handle until served.
+  void serve_events() { rd_kafka_poll(rk_, 0); }
+
+  std::vector<std::string> topics_;
+  rd_kafka_t* rk_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Monitor> make_kafka_monitor(const SourceConfig& cfg) { return std::make_unique<KafkaMonitor>(cfg); }
+
+}  // namespace cdc2doris::kafka

@@ -1,0 +1,59 @@
+#include "core/pipeline/health.hpp"
+
+#include <algorithm>
+
+namespace cdc2doris::pipeline {
+
+namespace {
+
+std::string secs(int64_t ms) { return std::to_string(ms / 1000) + " s"; }
+
+void add(std::string& out, const std::string& reason) {
+  if (!out.empty()) out += "; ";
+  out += reason;
+}
+
+void streak(std::string& out, const FailureStreak& s, const char* what, int64_t now, int64_t grace) {
+  if (s.since_unix_ms == 0 || now - s.since_unix_ms < grace) return;
+  add(out, std::string("Doris ") + what + " failing for " + secs(now - s.since_unix_ms) + " (" +
+               std::to_string(s.count) + " failures; last: " + s.last_error + ")");
+}
+
+}  // namespace
+
+std::string not_ready_reason(const Metrics& m, const HealthOptions& o) {
+  if (!m.recovered.load()) return "recovery has not finished";
+  const Snapshot s = m.snapshot();
+  const int64_t now = unix_now_ms();
+  std::string out;
+  const auto& k = s.kafka;
+  if (!k.probed) {
+    add(out, "Kafka has not answered yet" + (k.problem.empty() ? std::string() : ": " + k.problem));
+  } else if (k.unreachable_since_ms != 0 && now - k.unreachable_since_ms >= o.kafka_grace.count()) {
+    add(out, "Kafka unreachable for " + secs(now - k.unreachable_since_ms) + ": " + k.problem);
+  }
+  if (k.probed && !k.missing_topics.empty() && now - k.missing_since_ms >= o.kafka_grace.count()) {
+    std::string names;
+    for (const auto& t : k.missing_topics) names += (names.empty() ? "" : ", ") + t;
+    add(out, "subscribed topic(s) missing (no such topic, or a regex matching none): " + names);
+  }
+  if (!s.doris_fe_problem.empty()) add(out, s.doris_fe_problem);
+  streak(out, s.load_failures, "loads", now, o.doris_failure_grace.count());
+  streak(out, s.commit_failures, "commits", now, o.doris_failure_grace.count());
+  const int64_t bound = std::max(o.stall_timeout.count(), 2 * o.epoch_interval.count());
+  const int64_t advanced = m.advanced_unix_ms.load();
+  if (advanced != 0 && now - advanced >= bound)
+    add(out, "the epoch machine has not advanced for " + secs(now - advanced) + " (phase " + s.phase + ")");
+  return out;
+}
+
+std::string not_alive_reason(const Metrics& m, const HealthOptions& o) {
+  const int64_t beat = m.heartbeat_steady_ms.load();
+  if (beat == 0) return "";  // not started yet: startup has its own timeout
+  const int64_t age = steady_now_ms() - beat;
+  if (age < o.heartbeat_timeout.count()) return "";
+  return "the pipeline thread has made no progress for " + secs(age) + " (heartbeat timeout " +
+         secs(o.heartbeat_timeout.count()) + ")";
+}
+
+}  // namespace cdc2doris::pipeline
