@@ -1,6 +1,6 @@
 # Every dependency is a Debian 12 package installed by scripts/setup.
 find_package(Threads REQUIRED)
-find_package(Boost 1.81 EXACT REQUIRED COMPONENTS system iostreams json)
+find_package(Boost 1.81.0 EXACT REQUIRED CONFIG COMPONENTS system iostreams json)
 find_package(OpenSSL REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(PkgConfig REQUIRED)
@@ -19,5 +19,4 @@ add_compile_definitions(
   BOOST_ASIO_SEPARATE_COMPILATION
   BOOST_BEAST_SEPARATE_COMPILATION
   BOOST_ASIO_NO_DEPRECATED
-  BOOST_BEAST_USE_STD_STRING_VIEW
   BOOST_JSON_NO_LIB)
