@@ -15,7 +15,7 @@ install(TARGETS cdc2doris RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # /etc/cdc2doris/cdc2doris.yaml.
 install(FILES deploy/systemd/cdc2doris.service DESTINATION /lib/systemd/system)
 install(FILES deploy/examples/cdc2doris.yaml DESTINATION /etc/cdc2doris RENAME cdc2doris.yaml.example)
-install(FILES README.md docs/operations.md docs/configuration.md docs/architecture.md
+install(FILES README.md docs/getting-started.md docs/operations.md docs/configuration.md docs/architecture.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES deploy/examples/cdc2doris.yaml deploy/examples/docker.yaml
               deploy/prometheus/cdc2doris-rules.yaml deploy/grafana/cdc2doris-dashboard.json

@@ -73,7 +73,7 @@ for lib in librdkafka1 libyaml-cpp0.7 libssl3 libc6 tzdata; do
 done
 contents=$(dpkg-deb -c "$deb")
 for f in ./usr/bin/cdc2doris ./lib/systemd/system/cdc2doris.service ./etc/cdc2doris/cdc2doris.yaml.example \
-         ./usr/share/doc/cdc2doris/operations.md; do
+         ./usr/share/doc/cdc2doris/operations.md ./usr/share/doc/cdc2doris/getting-started.md; do
   grep -q " $f\$" <<<"$contents" || fail "package lacks $f"
 done
 dpkg-deb -I "$deb" conffiles | grep -qx /etc/cdc2doris/cdc2doris.yaml.example || fail "example config is not a conffile"
