@@ -83,8 +83,12 @@ dpkg_retry -i "$deb" >/dev/null || fail "dpkg -i failed"
 [ "$(status)" = "install ok installed" ] || fail "status after dpkg -i: $(status)"
 ldd /usr/bin/cdc2doris | grep -q "not found" && fail "missing shared libraries: $(ldd /usr/bin/cdc2doris | grep 'not found')"
 
+# The installed binary names the version and the commit it was built from
+# (core/common/build_info, the commit captured in the build tree).
+commit=$(sed -n 's/^#define CDC2DORIS_BUILD_COMMIT "\(.*\)"$/\1/p' "$build/core/common/generated/cdc2doris_build_commit.h")
+[ -n "$commit" ] || fail "no commit in $build/core/common/generated/cdc2doris_build_commit.h"
 out=$(/usr/bin/cdc2doris version) || fail "cdc2doris version failed"
-[[ $out == *"$version"* ]] || fail "version printed '$out', expected $version"
+[ "$out" = "cdc2doris $version (commit $commit)" ] || fail "version printed '$out', expected 'cdc2doris $version (commit $commit)'"
 
 export DORIS_PASSWORD=example-doris-password KAFKA_USERNAME=example-user KAFKA_PASSWORD=example-kafka-password
 out=$(/usr/bin/cdc2doris check --config /etc/cdc2doris/cdc2doris.yaml.example 2>&1) \
