@@ -12,6 +12,9 @@ foreach(var SOURCE_DIR OUTPUT VERSION)
   endif()
 endforeach()
 
+# A build must never take git's index lock (an editor's or the user's git
+# command running at the same time would fail on index.lock).
+set(ENV{GIT_OPTIONAL_LOCKS} 0)
 set(commit "unknown")
 if(COMMIT_OVERRIDE)
   set(commit "${COMMIT_OVERRIDE}")

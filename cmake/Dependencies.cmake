@@ -10,7 +10,9 @@ find_package(yaml-cpp REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(simdjson REQUIRED)
 find_package(date REQUIRED)
-find_package(Catch2 2 REQUIRED)  # Debian 12 ships Catch2 v2
+if(CDC2DORIS_TESTS)
+  find_package(Catch2 2 REQUIRED)  # Debian 12 ships Catch2 v2; the release build needs no test framework
+endif()
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 
 # Asio and Beast are compiled once, in cdc2doris_asio, instead of in every

@@ -7,14 +7,21 @@
 // /status until Ctrl-C, which stops everything (every child dies with this
 // process; temp dirs are removed).
 //
+// When something fails (cdc2doris exits, does not catch up, a table does not
+// match, anything throws) the demo keeps its work directory (the logs of
+// cdc2doris and the emulator, the broker's log tail, the state) and prints
+// the logs' tails and the directory's path.
+//
 //   cdc2doris-demo [--records N] [--exit] [--daemon PATH] [--config PATH]
 //   --exit: stop after the check (exit 0 when every table matches) — CI runs this.
 #include <csignal>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -24,7 +31,7 @@
 #include "tests/support/cleanup.hpp"
 #include "tests/support/kafka_broker.hpp"
 #include "tests/support/process.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"  // free_port
 #include "tests/workload/shop.hpp"
 
 using namespace cdc2doris;
@@ -40,6 +47,69 @@ std::string json_field(const std::string& body, const std::string& key) {
   p += key.size() + 3;
   auto e = body.find_first_of(",}", p);
   return body.substr(p, e - p);
+}
+
+// The demo's work directory: removed when the demo succeeds or is stopped
+// with Ctrl-C before anything failed (the cleanup registry); kept once keep()
+// was called.
+class WorkDir {
+ public:
+  WorkDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/cdc2doris-demo-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + tmpl);
+    path_ = tmpl;
+    test::cleanup::add_dir(path_.string());
+  }
+  ~WorkDir() {
+    if (kept_) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+    test::cleanup::remove_dir(path_.string());
+  }
+  WorkDir(const WorkDir&) = delete;
+  WorkDir& operator=(const WorkDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& p) const { return path_ / p; }
+  void keep() {
+    kept_ = true;
+    test::cleanup::remove_dir(path_.string());
+  }
+
+ private:
+  std::filesystem::path path_;
+  bool kept_ = false;
+};
+
+// The last `lines` lines of a file ("" when it cannot be read).
+std::string tail(const std::filesystem::path& file, size_t lines) {
+  std::ifstream in(file);
+  std::deque<std::string> last;
+  for (std::string line; std::getline(in, line);) {
+    last.push_back(std::move(line));
+    if (last.size() > lines) last.pop_front();
+  }
+  std::string out;
+  for (const auto& l : last) out += "    " + l + "\n";
+  return out;
+}
+
+// Keeps the work directory and shows what went wrong: each log's tail and
+// where the whole logs are.
+void report_failure(WorkDir& dir, const std::string& what, const test::KafkaBroker* broker) {
+  dir.keep();
+  std::cerr << "demo: FAILED: " << what << "\n";
+  if (broker != nullptr) {
+    // The broker's own directory goes with it; its tail is saved next to the others.
+    std::ofstream(dir / "kafka-broker.log.tail") << broker->log_tail(16000);
+  }
+  for (const char* name : {"cdc2doris.log", "doris-emulator.log", "kafka-broker.log.tail"}) {
+    const auto file = dir / name;
+    if (!std::filesystem::exists(file)) continue;
+    const std::string t = tail(file, name == std::string("cdc2doris.log") ? 40 : 15);
+    std::cerr << "demo: last lines of " << file.string() << ":\n" << (t.empty() ? "    (empty)\n" : t);
+  }
+  std::cerr << "demo: logs and state kept in " << dir.path().string() << " (remove it when done)\n";
 }
 
 }  // namespace
@@ -64,10 +134,13 @@ int main(int argc, char** argv) {
   // Ctrl-C: the cleanup registry kills every child and removes the temp dirs.
   test::cleanup::install_signal_handlers();
 
+  std::optional<WorkDir> workdir;
+  std::optional<test::KafkaBroker> broker_slot;
   try {
-    test::TempDir dir("cdc2doris-demo");
+    workdir.emplace();
+    WorkDir& dir = *workdir;
     say("starting a Kafka 4.1 broker (KRaft) ...");
-    test::KafkaBroker broker;
+    test::KafkaBroker& broker = broker_slot.emplace();
     say("Kafka at " + broker.bootstrap() + " (ready in " + std::to_string(broker.last_start_ms()) + " ms)");
     test::EmulatorOptions eo;
     eo.be_count = 3;
@@ -109,6 +182,7 @@ int main(int argc, char** argv) {
     po.stderr_file = (dir / "cdc2doris.log").string();
     test::Process daemon(po);
     say("cdc2doris started (log: " + po.stderr_file + "), admin on http://" + admin);
+    const std::string exited = "cdc2doris exited";
 
     // Produce in waves so progress is visible while cdc2doris loads.
     std::vector<workload::Record> produced;
@@ -130,7 +204,7 @@ int main(int argc, char** argv) {
       say("produced " + std::to_string(produced.size()) + "/" + std::to_string(records) +
           " changes; cdc2doris consumed " + json_field(st, "records_consumed") + ", last committed epoch " +
           json_field(st, "last_committed_epoch"));
-      if (!daemon.running()) throw std::runtime_error("cdc2doris exited; see " + po.stderr_file);
+      if (!daemon.running()) throw std::runtime_error(exited);
       std::this_thread::sleep_for(200ms);
     }
 
@@ -144,7 +218,7 @@ int main(int argc, char** argv) {
         for (const auto& [p, end] : parts) all = all && got[p] == end;
       }
       if (all) break;
-      if (!daemon.running()) throw std::runtime_error("cdc2doris exited; see " + po.stderr_file);
+      if (!daemon.running()) throw std::runtime_error(exited);
       if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("cdc2doris did not catch up in 300 s");
       std::string st = status();
       say("waiting for cdc2doris to catch up: consumed " + json_field(st, "records_consumed") +
@@ -166,18 +240,22 @@ int main(int argc, char** argv) {
     if (exit_after) {
       int st = daemon.stop(30s);
       say(std::string("cdc2doris stopped (exit ") + std::to_string(st) + ")");
-      return ok && st == 0 ? 0 : 1;
+      if (!ok) throw std::runtime_error("a table does not match the expected state");
+      if (st != 0) throw std::runtime_error("cdc2doris exited " + std::to_string(st) + " on SIGTERM");
+      return 0;
     }
+    if (!ok) report_failure(dir, "a table does not match the expected state", &broker);
     say(ok ? "all tables match. Press Ctrl-C to stop everything." : "MISMATCH. Press Ctrl-C to stop everything.");
     for (;;) {
       std::this_thread::sleep_for(1s);
-      if (!daemon.running()) {
-        say("cdc2doris exited; see " + po.stderr_file);
-        return 1;
-      }
+      if (!daemon.running()) throw std::runtime_error(exited);
     }
   } catch (const std::exception& e) {
-    std::cerr << "demo: FAILED: " << e.what() << "\n";
+    if (workdir) {
+      report_failure(*workdir, e.what(), broker_slot ? &*broker_slot : nullptr);
+    } else {
+      std::cerr << "demo: FAILED: " << e.what() << "\n";
+    }
     return 1;
   }
 }

@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Offline checks of deploy/docker/Dockerfile (no Docker engine, no hadolint):
 
-* every stage is FROM debian:bookworm-slim; the build stage runs the project's
-  own scripts (scripts/setup, the `release` preset of CMakePresets.json);
+* every stage is FROM the same pinned Debian 12 image (a dated tag
+  debian:bookworm-YYYYMMDD-slim or a @sha256 digest), never a moving tag;
+* the build stage runs the project's own scripts (scripts/setup --build-only,
+  the `release` preset of CMakePresets.json), and installs only what the build
+  needs: scripts/setup's BUILD_PACKAGES hold no test-only package (broker, JDK,
+  databases, Python tools, test framework), and every file the CMake
+  configuration found (the build tree's CMakeCache.txt, next to the binary)
+  comes from a package those BUILD_PACKAGES pull in (or the base image);
 * every COPY source exists in the repository and is not excluded by
   Dockerfile.dockerignore; every COPY --from names an earlier stage;
 * the runtime stage installs a Debian package for every shared library the
@@ -11,7 +17,7 @@
 * non-root USER, VOLUME /var/lib/cdc2doris, HEALTHCHECK on /healthz,
   ENTRYPOINT ["cdc2doris"], CMD run --config /etc/cdc2doris/cdc2doris.yaml.
 
-usage: docker_lint.py REPO_ROOT BUILT_BINARY
+usage: docker_lint.py REPO_ROOT BUILT_BINARY [CMAKE_CACHE]
 """
 import fnmatch
 import json
@@ -22,6 +28,7 @@ import subprocess
 import sys
 
 root, binary = sys.argv[1], sys.argv[2]
+cmake_cache = sys.argv[3] if len(sys.argv) > 3 else None
 dockerfile = os.path.join(root, "deploy/docker/Dockerfile")
 ignorefile = os.path.join(root, "deploy/docker/Dockerfile.dockerignore")
 errors = []
@@ -50,12 +57,16 @@ with open(dockerfile) as f:
         buf = ""
 
 stages = []  # (name, [(instr, args)])
+images = set()
+PINNED = re.compile(r"debian:bookworm-\d{8}-slim|debian:bookworm-slim@sha256:[0-9a-f]{64}")
 for ins, args in instructions:
     if ins == "FROM":
         parts = args.split()
         name = parts[2] if len(parts) >= 3 and parts[1].upper() == "AS" else None
-        if parts[0] != "debian:bookworm-slim":
-            err(f"FROM {parts[0]}: every stage must be debian:bookworm-slim")
+        if not PINNED.fullmatch(parts[0]):
+            err(f"FROM {parts[0]}: every stage must be a pinned Debian 12 image "
+                "(debian:bookworm-YYYYMMDD-slim or debian:bookworm-slim@sha256:...), not a moving tag")
+        images.add(parts[0])
         stages.append((name, []))
     elif not stages:
         if ins != "ARG":
@@ -65,12 +76,14 @@ for ins, args in instructions:
 
 if len(stages) < 2:
     err("expected a multi-stage build (build + runtime)")
+if len(images) > 1:
+    err(f"stages use different base images {sorted(images)}: the runtime libraries must match the build's")
 build_stage, runtime_stage = stages[0][1], stages[-1][1]
 
 # ---- the build stage runs the same scripts as CI
 build_runs = " ".join(a for i, a in build_stage if i == "RUN")
-if "scripts/setup" not in build_runs:
-    err("the build stage must run scripts/setup (as CI does)")
+if not re.search(r"scripts/setup --build-only\b", build_runs):
+    err("the build stage must run scripts/setup --build-only (the build's packages, not the test tools)")
 presets = json.load(open(os.path.join(root, "CMakePresets.json")))
 m = re.search(r"cmake --preset (\S+)", build_runs)
 if not m:
@@ -146,6 +159,107 @@ for needed in ("scripts/setup", "CMakeLists.txt", "CMakePresets.json", "core", "
     if ignored(needed):
         err(f"{needed} is needed by the build but excluded by Dockerfile.dockerignore")
 
+# ---- the build stage's packages: scripts/setup BUILD_PACKAGES
+def bash_array(text, name):
+    m = re.search(name + r"=\((.*?)\n\)", text, re.S)
+    if not m:
+        return None
+    words = []
+    for line in m.group(1).splitlines():
+        words += line.split("#", 1)[0].split()
+    return words
+
+
+setup_text = open(os.path.join(root, "scripts/setup")).read()
+build_packages = bash_array(setup_text, "BUILD_PACKAGES")
+if not build_packages:
+    err("scripts/setup has no BUILD_PACKAGES array (what --build-only installs)")
+    build_packages = []
+TEST_ONLY = re.compile(r"openjdk-.*|default-jre.*|maven|postgresql.*|mariadb-.*|mysql-.*|kafkacat|kcat|prometheus"
+                       r"|python3.*|catch2|clang.*|libclang-rt-.*|curl|systemd|dpkg-dev")
+for p in build_packages:
+    if TEST_ONLY.fullmatch(p):
+        err(f"scripts/setup BUILD_PACKAGES installs {p}, which only tests/tools need (the image build would carry it)")
+
+
+def installed_depends():
+    """{package: [dependency names]} for every installed package, in one dpkg-query call."""
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Package}\t${Depends}, ${Pre-Depends}\n"],
+                         capture_output=True, text=True).stdout
+    deps = {}
+    for line in out.splitlines():
+        pkg, _, rest = line.partition("\t")
+        names = []
+        for alt in rest.split(","):
+            for d in alt.split("|"):
+                d = d.strip().split(" ")[0].split(":")[0]
+                if d:
+                    names.append(d)
+        deps[pkg.split(":")[0]] = names
+    return deps
+
+
+def closure(start, deps):
+    seen, todo = set(), list(start)
+    while todo:
+        p = todo.pop()
+        if p not in seen:
+            seen.add(p)
+            todo += [d for d in deps.get(p, []) if d not in seen]
+    return seen
+
+
+def owners(paths):
+    """{path: package} for the paths dpkg knows, trying the usrmerge spellings; one dpkg -S call per pass."""
+    found = {}
+    candidates = {p: [p, os.path.realpath(p)] for p in paths}
+    for p, c in candidates.items():
+        for x in list(c):
+            for a, b in (("/usr/lib/", "/lib/"), ("/usr/bin/", "/bin/")):
+                if x.startswith(a):
+                    c.append(b + x[len(a):])
+    for attempt in range(4):
+        todo = {p: c[attempt] for p, c in candidates.items() if p not in found and len(c) > attempt}
+        if not todo:
+            break
+        out = subprocess.run(["dpkg", "-S"] + sorted(set(todo.values())), capture_output=True, text=True).stdout
+        owner_by_path = {}
+        for line in out.splitlines():
+            if line.startswith("diversion ") or ": " not in line:
+                continue
+            pkgs, _, path = line.partition(": ")
+            owner_by_path[path] = pkgs.split(",")[0].strip().split(":")[0]
+        for p, x in todo.items():
+            if x in owner_by_path:
+                found[p] = owner_by_path[x]
+    return found
+
+
+if cmake_cache and build_packages:
+    deps = installed_depends()
+    # The base image's own packages (Essential / Priority required) need no install.
+    listing = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Essential} ${Priority}\n"],
+                             capture_output=True, text=True).stdout
+    base_pkgs = {l.split()[0].split(":")[0] for l in listing.splitlines()
+                 if " yes " in l + " " or l.endswith(" required")}
+    provided = closure(set(build_packages) | base_pkgs, deps)
+    # Test-build-only cache entries: the test framework, and git (the image
+    # build gets the commit from --build-arg CDC2DORIS_COMMIT, .git is not in the context).
+    skip = re.compile(r"Catch2_DIR|GIT_EXECUTABLE|CMAKE_.*_COMPILER_LAUNCHER")
+    used = {}
+    for line in open(cmake_cache):
+        m = re.match(r"([^#/:=][^:=]*):(PATH|FILEPATH)=(/\S+)$", line.strip())
+        if m and not skip.fullmatch(m.group(1)) and m.group(3).startswith("/usr/") and os.path.exists(m.group(3)):
+            used[m.group(3)] = m.group(1)
+    owner = owners(used)  # paths no package owns (generated, /usr/local) are not checked
+    for path, pkg in sorted(owner.items()):
+        if pkg not in provided:
+            err(f"the build uses {path} ({used[path]}) from package {pkg}, which scripts/setup "
+                "BUILD_PACKAGES does not install (the image build would fail)")
+    if not owner:
+        err(f"no package-owned paths found in {cmake_cache}")
+    build_paths_checked = len(owner)
+
 # ---- runtime stage
 rt = {}
 for ins, args in runtime_stage:
@@ -190,18 +304,13 @@ if not sonames:
     err(f"readelf found no NEEDED libraries in {binary}")
 ldd = subprocess.run(["ldd", binary], check=True, capture_output=True, text=True).stdout
 paths = dict(re.findall(r"^\s*(\S+) => (\S+)", ldd, re.M))
+resolved = {so: paths[so] for so in sonames if paths.get(so) not in (None, "not")}
 for so in sonames:
-    path = paths.get(so)
-    if not path or path == "not":
+    if so not in resolved:
         err(f"ldd cannot resolve {so}")
-        continue
-    real = os.path.realpath(path)
-    owner = None
-    for candidate in (path, real, real.replace("/usr/lib/", "/lib/", 1), path.replace("/lib/", "/usr/lib/", 1)):
-        r = subprocess.run(["dpkg", "-S", candidate], capture_output=True, text=True)
-        if r.returncode == 0:
-            owner = r.stdout.split(":")[0]
-            break
+lib_owner = owners(set(resolved.values()))
+for so, path in resolved.items():
+    owner = lib_owner.get(path)
     if owner is None:
         err(f"no Debian package owns {so} ({path})")
     elif owner not in installed and owner not in base:
@@ -209,14 +318,16 @@ for so in sonames:
 
 # The package names exist (checked against the local apt lists when present).
 if any(f.endswith("_Packages") for f in os.listdir("/var/lib/apt/lists")) if os.path.isdir("/var/lib/apt/lists") else False:
-    for p in sorted(installed):
-        r = subprocess.run(["apt-cache", "show", "--no-all-versions", p], capture_output=True, text=True)
-        if r.returncode != 0 or f"Package: {p}" not in r.stdout:
-            err(f"runtime package {p} is unknown to apt")
+    # One apt-cache call: it takes seconds to load its cache on a busy machine.
+    r = subprocess.run(["apt-cache", "show", "--no-all-versions"] + sorted(installed), capture_output=True, text=True)
+    known = set(re.findall(r"^Package: (\S+)", r.stdout, re.M))
+    for p in sorted(installed - known):
+        err(f"runtime package {p} is unknown to apt")
 
 if errors:
     for e in errors:
         print("FAIL:", e)
     sys.exit(1)
-print(f"Dockerfile OK: {len(stages)} stages, {copies} COPY sources, {len(sonames)} shared libraries covered by "
-      f"{len(installed)} runtime packages")
+print(f"Dockerfile OK: {len(stages)} stages, {copies} COPY sources, {len(build_packages)} build packages covering "
+      f"{globals().get('build_paths_checked', 0)} paths of the CMake configuration, {len(sonames)} shared libraries "
+      f"covered by {len(installed)} runtime packages")

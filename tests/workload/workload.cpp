@@ -258,29 +258,43 @@ void Generator::emit_change(size_t t, char op, const Row* before, const Row* aft
   }
   binlog_pos_ += static_cast<int64_t>(rec.value->size());
 
-  TableModel& m = model_[rec.table];
-  ++m.changes;
-  ++m.doris_rows;
+  // What this record does to the Doris table, applied when next() hands the
+  // record out: a stream cut inside a step expects only what was emitted.
+  Queued q;
+  q.effect = op == 'd' ? Effect::Erase : Effect::Upsert;
+  q.id = keyed->id;
   if (op == 'd') {
     if (opt_.keep_change_log) {
       std::string row = doris_json(*before);
       row.pop_back();
-      m.change_log.push_back(row + ",\"__DORIS_DELETE_SIGN__\":1}");
+      q.change_log_row = row + ",\"__DORIS_DELETE_SIGN__\":1}";
     }
-    m.rows.erase(before->id);
   } else {
-    std::string row = doris_json(*after);
-    if (opt_.keep_change_log) m.change_log.push_back(row.substr(0, row.size() - 1) + ",\"__DORIS_DELETE_SIGN__\":0}");
-    m.rows[after->id] = std::move(row);
+    q.row = doris_json(*after);
+    if (opt_.keep_change_log) q.change_log_row = q.row.substr(0, q.row.size() - 1) + ",\"__DORIS_DELETE_SIGN__\":0}";
   }
-  queue_.push_back(std::move(rec));
+  q.rec = std::move(rec);
+  queue_.push_back(std::move(q));
   if (op == 'd' && opt_.tombstones && opt_.format != Format::Flattened) {
-    Record tomb;
-    tomb.topic = topic;
-    tomb.partition = partition_for(key, opt_.partitions);
-    tomb.table = opt_.db + "." + table;
-    tomb.key = key;
+    Queued tomb;
+    tomb.rec.topic = topic;
+    tomb.rec.partition = partition_for(key, opt_.partitions);
+    tomb.rec.table = opt_.db + "." + table;
+    tomb.rec.key = key;
     queue_.push_back(std::move(tomb));
+  }
+}
+
+void Generator::apply(Queued& q) {
+  if (q.effect == Effect::None) return;
+  TableModel& m = model_[q.rec.table];
+  ++m.changes;
+  ++m.doris_rows;
+  if (opt_.keep_change_log) m.change_log.push_back(std::move(q.change_log_row));
+  if (q.effect == Effect::Erase) {
+    m.rows.erase(q.id);
+  } else {
+    m.rows[q.id] = std::move(q.row);
   }
 }
 
@@ -331,10 +345,10 @@ void Generator::step() {
     live[moved->id] = moved;
     const size_t first = queue_.size();
     emit_change(t, 'd', old.get(), nullptr);
-    queue_[first].headers.emplace_back("__debezium.newkey", "{\"id\":" + std::to_string(moved->id) + "}");
+    queue_[first].rec.headers.emplace_back("__debezium.newkey", "{\"id\":" + std::to_string(moved->id) + "}");
     const size_t second = queue_.size();
     emit_change(t, 'c', nullptr, moved.get());
-    queue_[second].headers.emplace_back("__debezium.oldkey", "{\"id\":" + std::to_string(old->id) + "}");
+    queue_[second].rec.headers.emplace_back("__debezium.oldkey", "{\"id\":" + std::to_string(old->id) + "}");
   }
 }
 
@@ -345,7 +359,9 @@ Record Generator::next() {
     step();
   }
   ++emitted_;
-  return std::move(queue_[queue_pos_++]);
+  Queued& q = queue_[queue_pos_++];
+  apply(q);
+  return std::move(q.rec);
 }
 
 std::vector<Record> Generator::generate(size_t n) {

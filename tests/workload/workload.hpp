@@ -85,7 +85,8 @@ class Generator {
 
   const Options& options() const { return opt_; }
   std::vector<std::string> tables() const;  // "db.table"
-  // Model of everything returned by next() so far.
+  // Model of everything returned by next() so far (records still queued
+  // inside a step, e.g. the create of a primary-key change, are not in it).
   const std::map<std::string, TableModel>& expected() const { return model_; }
   uint64_t records_emitted() const { return emitted_; }
 
@@ -99,7 +100,16 @@ class Generator {
 
  private:
   struct Row;
+  enum class Effect { None, Upsert, Erase };  // None: tombstone
+  struct Queued {
+    Record rec;
+    Effect effect = Effect::None;
+    int64_t id = 0;
+    std::string row;             // Upsert: the Doris row (no delete sign)
+    std::string change_log_row;  // keep_change_log: the row with its delete sign
+  };
   void step();
+  void apply(Queued& q);
   void emit_change(size_t table, char op, const Row* before, const Row* after);
   Row random_row(int64_t id);
   void mutate(Row& r);
@@ -114,7 +124,7 @@ class Generator {
   std::vector<std::map<int64_t, std::shared_ptr<Row>>> live_;
   std::vector<int64_t> next_id_;
   std::map<std::string, TableModel> model_;
-  std::vector<Record> queue_;
+  std::vector<Queued> queue_;
   size_t queue_pos_ = 0;
   uint64_t emitted_ = 0;
   int64_t binlog_pos_ = 4;
