@@ -205,8 +205,8 @@ class Decoder {
 
  private:
   struct Impl;
-  // Lives in decoder.cpp, which is built for the SIMD level simdjson's
-  // On-Demand API needs; the constructor checks the CPU first.
+  // Declared in detail/decoder_impl.hpp; its files are built for the SIMD
+  // level simdjson's On-Demand API needs; the constructor checks the CPU first.
   struct ImplDeleter {
     void operator()(Impl* p) const;
   };
