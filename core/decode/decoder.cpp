@@ -105,11 +105,10 @@ Decoder::Impl::Impl(DecoderOptions o) : opt(std::move(o)) {
   if (opt.time_zone.empty() || opt.time_zone == "UTC" || opt.time_zone == "Etc/UTC") {
     zone = nullptr;
   } else {
-    try {
-      zone = date::locate_zone(opt.time_zone);
-    } catch (const std::exception& e) {
-      throw std::invalid_argument("unknown time zone \"" + opt.time_zone + "\": " + e.what());
-    }
+    auto loaded = load_time_zone(opt.time_zone);
+    if (!loaded) throw std::invalid_argument("unknown time zone \"" + opt.time_zone + "\" (an IANA name such as Europe/Berlin)");
+    tz = *loaded;
+    zone = &tz;
   }
   if (parser.allocate(1 << 16, opt.max_depth + 8) != simdjson::SUCCESS ||
       aux_parser.allocate(1 << 12, opt.max_depth + 2) != simdjson::SUCCESS)

@@ -8,7 +8,7 @@
 // (core/decode/CMakeLists.txt): simdjson picks its On-Demand implementation
 // from the compile-time ISA, so a file built without them would see a
 // different sj::parser and Impl would break the one-definition rule.
-#include <date/tz.h>
+#include <absl/time/time.h>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -160,7 +160,8 @@ using namespace detail;  // NOLINT: private header, included only by the decoder
 
 struct Decoder::Impl {
   DecoderOptions opt;
-  const date::time_zone* zone = nullptr;
+  absl::TimeZone tz;  // loaded once: conversions only look it up
+  const absl::TimeZone* zone = nullptr;  // nullptr: UTC (no lookup at all)
   sj::parser parser;
   sj::document payload_doc;  // the record's payload, indexed once by scan_payload()
   sj::parser aux_parser;  // embedded JSON (io.debezium.data.Json) while the row doc is live
