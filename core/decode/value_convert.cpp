@@ -244,7 +244,7 @@ void Decoder::Impl::emit_geometry(sj::value& v, bool point, std::string& out) {
   out.append("null");
 }
 
-void Decoder::Impl::emit_json_text(std::string_view text, std::string& out, size_t depth) {
+void Decoder::Impl::check_json_text(std::string_view text, size_t depth) {
   // Wrapping in [] makes scalar JSON texts parse like containers.
   auxbuf.reserve(text.size() + 2 + simdjson::SIMDJSON_PADDING);
   auxbuf.assign("[");
@@ -252,7 +252,8 @@ void Decoder::Impl::emit_json_text(std::string_view text, std::string& out, size
   auxbuf.push_back(']');
   const size_t base = path.size();
   try {
-    emit_json_document(out, depth);
+    jsonbuf.clear();  // the walk validates every value; its copy is not used
+    emit_json_document(jsonbuf, depth);
   } catch (const simdjson::simdjson_error& e) {
     path.resize(base);  // the error is the column's: its text is not JSON
     fail(DecodeErrorCode::TypeMismatch, "JSON text in an io.debezium.data.Json string", e.what());
@@ -379,15 +380,22 @@ void Decoder::Impl::emit_typed(sj::value v, const SchemaNode* node, std::string&
           return;
         }
         case Logical::Json: {
+          const std::string_view raw = string_token(v);
           std::string_view s = string_value(v);
           if (is_toast_string(s)) {
             toast = true;
-            append_json_string(s, out);
+            out.append(raw);
             return;
           }
+          // Doris parses a string value loaded into a JSON column as JSON
+          // text, so the JSON text goes out as the string it arrived in:
+          // "\"a\"" stays the JSON string "a" and "{\"k\":1}" the object,
+          // where writing the value itself would turn a JSON string into
+          // text Doris parses again (NULL, or an object for "{...}").
           // string_value points into the main parser's buffer, which the
           // aux parse does not touch.
-          emit_json_text(s, out, depth);
+          check_json_text(s, depth);
+          out.append(raw);
           return;
         }
         default: {

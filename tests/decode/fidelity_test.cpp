@@ -1,11 +1,13 @@
 // Values land in Doris exactly as the source holds them (issue 12): zone
 // rules past the last stored transition, JSON scalars, deletes under
 // REPLICA IDENTITY DEFAULT, and errors that name the right part of a record.
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
 #include <string>
 
 #include "core/decode/decoder.hpp"
+#include "tests/doris_emulator/engine.hpp"
 
 using namespace cdc2doris::decode;
 
@@ -78,5 +80,92 @@ TEST_CASE("Invalid time zone names are rejected when the decoder is built", "[de
     DecoderOptions o;
     o.time_zone = good;
     CHECK_NOTHROW(Decoder(o));
+  }
+}
+
+namespace {
+
+// Loads rows into the emulator's Doris engine (same JSON-column semantics as
+// Doris: a string value is parsed as JSON text, a JSON value taken as is) and
+// returns the table's stored rows.
+std::vector<std::string> load_into_doris(const std::string& ddl, const std::string& table, const std::string& body) {
+  cdc2doris::emu::Engine e{cdc2doris::emu::Config{}};
+  e.recover();
+  e.execute_sql("", "CREATE DATABASE IF NOT EXISTS d");
+  e.execute_sql("d", ddl);
+  cdc2doris::emu::LoadRequest r;
+  r.db = "d";
+  r.table = table;
+  r.headers = {{"format", "json"}, {"read_json_by_line", "true"}, {"strict_mode", "true"},
+               {"hidden_columns", "__DORIS_DELETE_SIGN__"}};
+  r.authorization = "Basic cm9vdDo=";
+  r.content_length = static_cast<int64_t>(body.size());
+  cdc2doris::emu::Reply early;
+  auto l = e.start_load(r, &early);
+  REQUIRE(l);
+  l->feed(body.data(), body.size());
+  const std::string reply = l->finish().body;
+  INFO(reply);
+  REQUIRE(reply.find("\"Status\": \"Success\"") != std::string::npos);
+  std::vector<std::string> out;
+  const std::string s = *e.rows_jsonl("d", table);
+  for (size_t p = 0; p < s.size();) {
+    const auto nl = s.find('\n', p);
+    out.push_back(s.substr(p, nl - p));
+    p = nl == std::string::npos ? s.size() : nl + 1;
+  }
+  return out;
+}
+
+const char* kJsonColumn = R"({"type":"string","optional":true,"name":"io.debezium.data.Json","version":1,"field":"v"})";
+
+}  // namespace
+
+TEST_CASE("Every kind of JSON value reaches a Doris JSON column as the source holds it", "[decode][json][issue12]") {
+  // Debezium carries json/jsonb as a string of JSON text; `null` (no quotes)
+  // is SQL NULL, "null" the JSON null.
+  struct Case {
+    const char* debezium;  // the after.v token
+    const char* in_doris;  // the stored JSON value (emulator rows_jsonl)
+  };
+  const Case cases[] = {
+      {R"("{\"k\": [1, 2.50, \"x\"]}")", R"({"k":[1,2.50,"x"]})"},
+      {R"("[1, \"two\", null]")", R"([1,"two",null])"},
+      {R"("\"just a string\"")", R"("just a string")"},
+      {R"("\"{\\\"looks\\\": \\\"like an object\\\"}\"")", R"("{\"looks\": \"like an object\"}")"},
+      {R"("12.5")", "12.5"},
+      {R"("true")", "true"},
+      {R"("null")", "null"},
+      {"null", "null"},
+  };
+  Run run;
+  std::string body;
+  int id = 0;
+  for (const auto& c : cases) {
+    INFO(c.debezium);
+    const std::string after = R"({"id":)" + std::to_string(++id) + R"(,"v":)" + c.debezium + "}";
+    REQUIRE_FALSE(run(one_column(kJsonColumn, "c", "null", after)));
+    body += run.row() + "\n";
+  }
+  const auto rows = load_into_doris("CREATE TABLE t (id INT, v JSON) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1", "t", body);
+  REQUIRE(rows.size() == std::size(cases));
+  id = 0;
+  for (const auto& c : cases) {
+    INFO(c.debezium);
+    // Compared as JSON values: the emulator prints numbers its own way (2.5E0).
+    CHECK(boost::json::parse(rows[static_cast<size_t>(id)]) ==
+          boost::json::parse(R"({"id":)" + std::to_string(id + 1) + R"(,"v":)" + c.in_doris + "}"));
+    ++id;
+  }
+}
+
+TEST_CASE("A JSON column whose text is not one JSON value is a bad record, not a NULL", "[decode][json][issue12]") {
+  Run run;
+  for (const char* bad : {R"("{not json")", R"("1 2")", R"("")", R"("\"unterminated")"}) {
+    INFO(bad);
+    const auto err = run(one_column(kJsonColumn, "c", "null", std::string(R"({"id":1,"v":)") + bad + "}"));
+    REQUIRE(err);
+    CHECK(err->code == DecodeErrorCode::TypeMismatch);
+    CHECK(err->path == "value.payload.after.v");
   }
 }

@@ -165,7 +165,7 @@ struct Decoder::Impl {
   sj::parser parser;
   sj::document payload_doc;  // the record's payload, indexed once by scan_payload()
   sj::parser aux_parser;  // embedded JSON (io.debezium.data.Json) while the row doc is live
-  std::string buf, keybuf, auxbuf;
+  std::string buf, keybuf, auxbuf, jsonbuf;
   std::string scratch, scratch2;
   DecodeStats stats;
   SchemaCache<CompiledValue> value_schemas;
@@ -344,7 +344,8 @@ struct Decoder::Impl {
   void emit_struct_fields(sj::value& v, const SchemaNode& node, std::string& out, size_t depth);
   void emit_variable_scale_decimal(sj::value& v, std::string& out);
   void emit_geometry(sj::value& v, bool point, std::string& out);
-  void emit_json_text(std::string_view text, std::string& out, size_t depth);
+  // Throws unless `text` is exactly one JSON value (io.debezium.data.Json).
+  void check_json_text(std::string_view text, size_t depth);
   void emit_json_document(std::string& out, size_t depth);
   void emit_typed(sj::value v, const SchemaNode* node, std::string& out, size_t depth, bool& toast);
   void convert_row(Span span, const std::string& owner, const SchemaNode* schema, RowBuild& b, std::string_view root);
