@@ -186,7 +186,15 @@ std::optional<DecodeError> Decoder::decode(const KafkaRecord& record, Change& ou
       code = DecodeErrorCode::TypeMismatch;
       expected = "a value of another JSON type";
     }
-    return make(code, d.current_path(), expected, e.what());
+    std::string detail = e.what();
+    // Where in the value the parser stopped, when it was reading the payload.
+    if (d.payload_live && record.value) {
+      const char* at = nullptr;
+      if (d.payload_doc.current_location().get(at) == simdjson::SUCCESS && at >= d.buf.data() &&
+          at < d.buf.data() + record.value->size())
+        detail += " (at byte " + std::to_string(at - d.buf.data()) + " of the value)";
+    }
+    return make(code, d.current_path(), expected, std::move(detail));
   }
 }
 

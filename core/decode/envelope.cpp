@@ -41,7 +41,17 @@ Decoder::Impl::Frame Decoder::Impl::unwrap(std::string_view value, const std::st
   // trailing junk; docs/decoding.md notes the limit).
   const char* q = end;
   while (q > begin && is_ws(q[-1])) --q;
-  if (q == begin || q[-1] != '}') fail(DecodeErrorCode::InvalidJson, "a JSON object ending in '}'", "trailing or truncated content");
+  if (q == begin || q[-1] != '}') {
+    std::string detail = "truncated or trailing content: ";
+    if (q == begin) {
+      detail += "nothing but whitespace";
+    } else {
+      const auto last = static_cast<unsigned char>(q[-1]);
+      detail += "it ends at byte " + std::to_string(q - begin - 1) + " of " + std::to_string(value.size()) + " with ";
+      detail += last >= 0x20 && last < 0x7f ? "'" + std::string(1, static_cast<char>(last)) + "'" : "byte " + std::to_string(last);
+    }
+    fail(DecodeErrorCode::InvalidJson, "a JSON object ending in '}'", std::move(detail));
+  }
   if (!allow_wrapper || !candidate) {
     fr.payload = Span{begin, end};
     return fr;
@@ -178,6 +188,7 @@ Decoder::Impl::PayloadInfo Decoder::Impl::scan_payload(Span payload, const std::
   path.clear();
   path_root = root;
   payload_doc = iterate(payload.begin, static_cast<size_t>(payload.end - payload.begin), owner);
+  payload_live = true;
   sj::object obj;
   if (auto err = payload_doc.get_object().get(obj); err != simdjson::SUCCESS) {
     if (err == simdjson::INCORRECT_TYPE) fail(DecodeErrorCode::NotAnEnvelope, "a JSON object");
@@ -268,6 +279,7 @@ Decoder::Impl::PayloadInfo Decoder::Impl::scan_payload(Span payload, const std::
 }
 
 void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
+  payload_live = false;
   c.kind = Kind::Change;
   c.db.clear();
   c.schema.clear();
@@ -309,6 +321,8 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
          std::to_string(rec.value->size()) + " bytes");
   }
   load_padded(buf, *rec.value);
+  path_root = "value";  // parse_key() left "key" there
+  path.clear();
   Frame fr = unwrap(*rec.value, buf, opt.envelope != Envelope::Plain);
   if (opt.envelope == Envelope::Schema && !fr.wrapper)
     fail(DecodeErrorCode::NotAnEnvelope, "a {\"schema\":…,\"payload\":…} record (envelope: schema)");

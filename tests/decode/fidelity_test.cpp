@@ -169,3 +169,31 @@ TEST_CASE("A JSON column whose text is not one JSON value is a bad record, not a
     CHECK(err->path == "value.payload.after.v");
   }
 }
+
+TEST_CASE("Errors in the value name the value and where in it, even when the key was parsed first", "[decode][errors][issue19]") {
+  Run run;
+  const std::string_view key = R"({"id":-1})";
+  auto err = run(std::string_view(R"({"before":null,"after":{"id":)"), key);
+  REQUIRE(err);
+  CHECK(err->code == DecodeErrorCode::InvalidJson);
+  CHECK(err->path == "value");
+  CHECK(err->detail == "truncated or trailing content: it ends at byte 28 of 29 with ':'");
+
+  // A structural error inside the payload: the byte offset of the offending token.
+  err = run(std::string_view(R"({"before":null,"after":{"id":1,,"x":1},"op":"c"})"), key);
+  REQUIRE(err);
+  CHECK(err->path == "value.after");
+  CHECK(err->detail.find("(at byte 31 of the value)") != std::string::npos);
+
+  // Wrapped: the same, and the key (also a wrapper) stays out of it.
+  err = run(std::string_view(R"({"schema":null,"payload":{"before":null,"after":{"id":1 "x":1},"op":"c"}})"),
+            std::string_view(R"({"schema":null,"payload":{"id":-1}})"));
+  REQUIRE(err);
+  CHECK(err->path == "value.payload.after");
+  CHECK(err->detail.find("(at byte 56 of the value)") != std::string::npos);
+
+  // A broken key alone is still named as the key (when a delete needs it).
+  err = run(std::string_view(R"({"before":null,"after":null,"op":"d"})"), std::string_view(R"({"id":)"));
+  REQUIRE(err);
+  CHECK(err->path.rfind("key", 0) == 0);
+}

@@ -164,6 +164,7 @@ struct Decoder::Impl {
   const absl::TimeZone* zone = nullptr;  // nullptr: UTC (no lookup at all)
   sj::parser parser;
   sj::document payload_doc;  // the record's payload, indexed once by scan_payload()
+  bool payload_live = false;  // payload_doc is this record's (for error positions)
   sj::parser aux_parser;  // embedded JSON (io.debezium.data.Json) while the row doc is live
   std::string buf, keybuf, auxbuf, jsonbuf;
   std::string scratch, scratch2;
