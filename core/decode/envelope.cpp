@@ -278,6 +278,13 @@ Decoder::Impl::PayloadInfo Decoder::Impl::scan_payload(Span payload, const std::
   return pi;
 }
 
+bool Decoder::Impl::is_key_column_path(std::string_view path_text, std::string_view image_root, const Change& c) {
+  if (path_text.size() <= image_root.size() + 1 || path_text.substr(0, image_root.size()) != image_root) return true;
+  std::string_view column = path_text.substr(image_root.size() + 1);
+  column = column.substr(0, std::min(column.find('.'), column.find('[')));
+  return std::find(c.key_columns.begin(), c.key_columns.end(), column) != c.key_columns.end();
+}
+
 void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   payload_live = false;
   c.kind = Kind::Change;
@@ -441,13 +448,26 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   const std::string_view after_root = fr.wrapper ? "value.payload.after" : "value.after";
   if (c.op == 'd') {
     if (pi.before.present()) {
-      convert_image("before", before_schema, before_b, before_root);
+      bool partial = false;
+      try {
+        convert_image("before", before_schema, before_b, before_root);
+      } catch (const Failure& f) {
+        // A delete needs only the key. Under PostgreSQL REPLICA IDENTITY
+        // DEFAULT, Debezium 3.x fills the non-key NOT NULL columns of the
+        // before-image with type defaults ("" for a jsonb column too), which
+        // may not convert: such a value must not fail the delete. The row is
+        // then deleted by its key columns alone (a partial row).
+        if (f.code != DecodeErrorCode::TypeMismatch || c.key_columns.empty() || is_key_column_path(f.path, before_root, c))
+          throw;
+        convert_image("before", before_schema, before_b, before_root, {}, &c.key_columns);
+        partial = true;
+      }
       // A before-image without the key columns (a partial image) cannot
       // identify the row; the Kafka key can.
       bool has_keys = true;
       for (const auto& k : c.key_columns) has_keys = has_keys && before_b.find(k) != nullptr;
       if (has_keys || key_b.cols.empty()) {
-        emit_row(c, before_b, true, false);
+        emit_row(c, before_b, true, partial);
         ++stats.changes;
         return;
       }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "core/decode/decoder.hpp"
 #include "tests/doris_emulator/engine.hpp"
@@ -85,37 +86,54 @@ TEST_CASE("Invalid time zone names are rejected when the decoder is built", "[de
 
 namespace {
 
-// Loads rows into the emulator's Doris engine (same JSON-column semantics as
-// Doris: a string value is parsed as JSON text, a JSON value taken as is) and
-// returns the table's stored rows.
-std::vector<std::string> load_into_doris(const std::string& ddl, const std::string& table, const std::string& body) {
+// The emulator's Doris engine (same value semantics as Doris: a string
+// loaded into a JSON column is parsed as JSON text, a delete sign deletes by
+// key, partial rows update only their columns).
+struct Doris {
   cdc2doris::emu::Engine e{cdc2doris::emu::Config{}};
-  e.recover();
-  e.execute_sql("", "CREATE DATABASE IF NOT EXISTS d");
-  e.execute_sql("d", ddl);
-  cdc2doris::emu::LoadRequest r;
-  r.db = "d";
-  r.table = table;
-  r.headers = {{"format", "json"}, {"read_json_by_line", "true"}, {"strict_mode", "true"},
-               {"hidden_columns", "__DORIS_DELETE_SIGN__"}};
-  r.authorization = "Basic cm9vdDo=";
-  r.content_length = static_cast<int64_t>(body.size());
-  cdc2doris::emu::Reply early;
-  auto l = e.start_load(r, &early);
-  REQUIRE(l);
-  l->feed(body.data(), body.size());
-  const std::string reply = l->finish().body;
-  INFO(reply);
-  REQUIRE(reply.find("\"Status\": \"Success\"") != std::string::npos);
-  std::vector<std::string> out;
-  const std::string s = *e.rows_jsonl("d", table);
-  for (size_t p = 0; p < s.size();) {
-    const auto nl = s.find('\n', p);
-    out.push_back(s.substr(p, nl - p));
-    p = nl == std::string::npos ? s.size() : nl + 1;
+  explicit Doris(const std::string& ddl) {
+    e.recover();
+    e.execute_sql("", "CREATE DATABASE IF NOT EXISTS d");
+    e.execute_sql("d", ddl);
   }
-  return out;
-}
+  // One Stream Load of decoded rows, with the headers cdc2doris sends.
+  void load(const std::string& table, const std::vector<Row>& rows) {
+    std::string body;
+    for (const auto& r : rows) body += r.json + "\n";
+    cdc2doris::emu::LoadRequest r;
+    r.db = "d";
+    r.table = table;
+    r.headers = {{"format", "json"}, {"read_json_by_line", "true"}, {"strict_mode", "true"}};
+    if (rows.front().partial_columns.empty()) {
+      r.headers["hidden_columns"] = "__DORIS_DELETE_SIGN__";
+    } else {
+      std::string cols;
+      for (const auto& c : rows.front().partial_columns) cols += (cols.empty() ? "" : ",") + c;
+      r.headers["partial_columns"] = "true";
+      r.headers["columns"] = cols;
+    }
+    r.authorization = "Basic cm9vdDo=";
+    r.content_length = static_cast<int64_t>(body.size());
+    cdc2doris::emu::Reply early;
+    auto l = e.start_load(r, &early);
+    INFO(early.body);
+    REQUIRE(l);
+    l->feed(body.data(), body.size());
+    const std::string reply = l->finish().body;
+    INFO(reply);
+    REQUIRE(reply.find("\"Status\": \"Success\"") != std::string::npos);
+  }
+  std::vector<std::string> rows(const std::string& table) {
+    std::vector<std::string> out;
+    const std::string s = *e.rows_jsonl("d", table);
+    for (size_t p = 0; p < s.size();) {
+      const auto nl = s.find('\n', p);
+      out.push_back(s.substr(p, nl - p));
+      p = nl == std::string::npos ? s.size() : nl + 1;
+    }
+    return out;
+  }
+};
 
 const char* kJsonColumn = R"({"type":"string","optional":true,"name":"io.debezium.data.Json","version":1,"field":"v"})";
 
@@ -139,15 +157,17 @@ TEST_CASE("Every kind of JSON value reaches a Doris JSON column as the source ho
       {"null", "null"},
   };
   Run run;
-  std::string body;
+  std::vector<Row> decoded;
   int id = 0;
   for (const auto& c : cases) {
     INFO(c.debezium);
     const std::string after = R"({"id":)" + std::to_string(++id) + R"(,"v":)" + c.debezium + "}";
     REQUIRE_FALSE(run(one_column(kJsonColumn, "c", "null", after)));
-    body += run.row() + "\n";
+    decoded.push_back(run.change.rows.at(0));
   }
-  const auto rows = load_into_doris("CREATE TABLE t (id INT, v JSON) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1", "t", body);
+  Doris doris("CREATE TABLE t (id INT, v JSON) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  doris.load("t", decoded);
+  const auto rows = doris.rows("t");
   REQUIRE(rows.size() == std::size(cases));
   id = 0;
   for (const auto& c : cases) {
@@ -196,4 +216,54 @@ TEST_CASE("Errors in the value name the value and where in it, even when the key
   err = run(std::string_view(R"({"before":null,"after":null,"op":"d"})"), std::string_view(R"({"id":)"));
   REQUIRE(err);
   CHECK(err->path.rfind("key", 0) == 0);
+}
+
+namespace {
+
+// PostgreSQL table t (id int primary key, name text not null, qty int not null,
+// doc jsonb not null, note text) as Debezium 3.6 sends it.
+const std::string kDefaultsColumns =
+    R"({"type":"string","optional":false,"field":"name"},{"type":"int32","optional":false,"field":"qty"},)"
+    R"({"type":"string","optional":false,"name":"io.debezium.data.Json","version":1,"field":"doc"},)"
+    R"({"type":"string","optional":true,"field":"note"})";
+const char* kDefaultsDdl =
+    "CREATE TABLE t (id INT NOT NULL, name STRING NOT NULL, qty INT NOT NULL, doc JSON NOT NULL, note STRING) "
+    "UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1";
+
+}  // namespace
+
+TEST_CASE("A REPLICA IDENTITY DEFAULT delete (key plus type defaults) deletes by key", "[decode][delete][issue12]") {
+  Run run;
+  const std::string_view key = R"({"id":5})";
+  Doris doris(kDefaultsDdl);
+  REQUIRE_FALSE(run(one_column(kDefaultsColumns, "c", "null", R"({"id":5,"name":"Anne","qty":3,"doc":"{\"a\": 1}","note":"x"})"), key));
+  doris.load("t", run.change.rows);
+  REQUIRE_FALSE(run(one_column(kDefaultsColumns, "c", "null", R"({"id":6,"name":"Bob","qty":1,"doc":"[]","note":null})"), key));
+  doris.load("t", run.change.rows);
+  REQUIRE(doris.rows("t").size() == 2);
+
+  // Debezium 3.6: the key, "" / 0 for NOT NULL columns, null for the rest.
+  // Here the jsonb default "" is no JSON text: it must not fail the delete.
+  REQUIRE_FALSE(run(one_column(kDefaultsColumns, "d", R"({"id":5,"name":"","qty":0,"doc":"","note":null})", "null"), key));
+  REQUIRE(run.change.rows.size() == 1);
+  CHECK(run.row() == R"({"id":5,"__DORIS_DELETE_SIGN__":1})");
+  CHECK(run.change.rows[0].partial_columns == std::vector<std::string>{"id", "__DORIS_DELETE_SIGN__"});
+  doris.load("t", run.change.rows);
+  CHECK(doris.rows("t") == std::vector<std::string>{R"({"id":6,"name":"Bob","qty":1,"doc":[],"note":null})"});
+
+  // Defaults that do convert: a full row with sign 1, and the values do not matter.
+  REQUIRE_FALSE(run(one_column(kDefaultsColumns, "d", R"({"id":6,"name":"","qty":0,"doc":"{}","note":null})", "null"),
+                    std::string_view(R"({"id":6})")));
+  CHECK(run.row() == R"({"id":6,"name":"","qty":0,"doc":"{}","note":null,"__DORIS_DELETE_SIGN__":1})");
+  doris.load("t", run.change.rows);
+  CHECK(doris.rows("t").empty());
+}
+
+TEST_CASE("A delete whose key column does not convert is still a bad record", "[decode][delete][issue12]") {
+  Run run;
+  const std::string key_schema = R"({"type":"string","optional":false,"name":"io.debezium.data.Json","version":1,"field":"k"})";
+  const auto err = run(one_column(key_schema, "d", R"({"id":5,"k":""})", "null"), std::string_view(R"({"id":5,"k":""})"));
+  REQUIRE(err);
+  CHECK(err->code == DecodeErrorCode::TypeMismatch);
+  CHECK(err->path == "value.payload.before.k");
 }

@@ -446,6 +446,9 @@ struct Decoder::Impl {
 
   const SchemaNode* hint_for(const Change& c) const;
 
+  // Whether an error path inside a row image names one of c's key columns
+  // (or cannot be attributed to a column at all).
+  static bool is_key_column_path(std::string_view path_text, std::string_view image_root, const Change& c);
   void decode_record(const KafkaRecord& rec, Change& c);
 };
 
