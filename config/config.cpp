@@ -519,14 +519,8 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     r.fail(about_zone ? zone.Mark() : (decoding.IsDefined() ? decoding.Mark() : root_mark),
            about_zone ? "decoding.time_zone" : "decoding", e.what());
   }
-  for (const auto& [name, t] : c.tables) {
-    if (!t.key_columns.empty()) o.key_columns[name] = t.key_columns;
-    if (t.sequence_from_source_position) {
-      auto extra = o.extra_columns;
-      extra.sequence = t.sequence_col;
-      o.extra_columns_per_table[name] = extra;
-    }
-  }
+  // routing.tables.<target>.key_columns / sequence_from_source_position reach
+  // the decoder through the router (TableSettings), which knows the target.
 
   // state, admin, logging
   with(root["state"], "dir", [&](auto& n) { c.state_dir = r.str(n, "state.dir"); });

@@ -287,6 +287,7 @@ bool Decoder::Impl::is_key_column_path(std::string_view path_text, std::string_v
 
 void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   payload_live = false;
+  table_opts = nullptr;
   c.kind = Kind::Change;
   c.db.clear();
   c.schema.clear();
@@ -357,7 +358,7 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   if (convert_eagerly) {
     eager.before = schema ? schema->before : predicted_hint;
     eager.after = schema ? schema->after : predicted_hint;
-    if (opt.key_columns.empty()) eager.key_columns = &key_names;
+    if (opt.key_columns.empty() && !opt.table_options) eager.key_columns = &key_names;
   }
   // A decoding error may come from a predicted hint that does not fit this
   // record's table: the verdict must come from its own hint, so scan again

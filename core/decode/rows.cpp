@@ -17,6 +17,7 @@ Row& Decoder::Impl::new_row(Change& out) {
 }
 
 const ExtraColumns& Decoder::Impl::extras_for(const Change& c) {
+  if (table_opts != nullptr && table_opts->extra_columns) return *table_opts->extra_columns;
   if (!opt.extra_columns_per_table.empty()) {
     scratch2.assign(c.db);
     scratch2.push_back('.');
@@ -141,6 +142,22 @@ void Decoder::Impl::identity_from_topic(std::string_view topic, Change& c) {
 
 void Decoder::Impl::resolve_key_columns(Change& c) {
   c.key_columns.clear();
+  if (opt.table_options) {
+    // Asked once per source table, not per record: the answer only depends
+    // on the identity (and the hook may route, which is not free).
+    if (!table_opts_valid || c.db != table_opts_db || c.schema != table_opts_schema || c.table != table_opts_table) {
+      table_opts_last = opt.table_options(c);
+      table_opts_db.assign(c.db);
+      table_opts_schema.assign(c.schema);
+      table_opts_table.assign(c.table);
+      table_opts_valid = true;
+    }
+    table_opts = table_opts_last;
+    if (table_opts != nullptr && !table_opts->key_columns.empty()) {
+      c.key_columns = table_opts->key_columns;
+      return;
+    }
+  }
   if (!opt.key_columns.empty()) {
     scratch2.assign(c.db);
     scratch2.push_back('.');

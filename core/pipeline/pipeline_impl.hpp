@@ -89,7 +89,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   Impl(PipelineConfig config, decode::DecoderOptions decoder_options, Dependencies deps)
       : cfg_(std::move(config)),
         deps_(deps),
-        decoder_(std::move(decoder_options)),
+        decoder_(with_target_table_options(std::move(decoder_options), deps.router)),
         log_(spdlog::default_logger()->clone("pipeline")),
         backoff_{cfg_.backoff_base, cfg_.backoff_cap} {
     if (cfg_.bad_record_policy == BadRecordPolicy::DeadLetter &&

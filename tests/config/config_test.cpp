@@ -153,8 +153,9 @@ logging:
   CHECK(c.decoding.envelope == decode::Envelope::Flattened);
   CHECK(c.decoding.binary_mode == decode::BinaryMode::Hex);
   CHECK(c.decoding.flattened.deleted == "__del");
-  CHECK(c.decoding.extra_columns_per_table.at("ods.orders").sequence == "seq");
-  CHECK(c.decoding.key_columns.at("ods.orders") == std::vector<std::string>{"id"});
+  const auto orders = config::make_router(c)->settings({"ods", "orders"});  // by target (routing_tables_test.cpp)
+  CHECK(orders.extra_columns->sequence == "seq");
+  CHECK(orders.key_columns == std::vector<std::string>{"id"});
   CHECK(c.tables.at("ods.orders").unique_key == std::optional<bool>(true));
   CHECK(c.log_format == "json");
   // Secrets: collected, and never in the dump.

@@ -176,6 +176,13 @@ struct Decoder::Impl {
   std::vector<Row> pool;
   std::vector<std::string> toast_strings, toast_base64, toast_hex, toast_compact;
 
+  // DecoderOptions::table_options of the current record, remembered for the
+  // last source table asked about.
+  const TableOptions* table_opts = nullptr;
+  bool table_opts_valid = false;
+  const TableOptions* table_opts_last = nullptr;
+  std::string table_opts_db, table_opts_schema, table_opts_table;
+
   RowBuild before_b, after_b, key_b;
   std::vector<std::string> key_names;
   // Per topic, the hint of its last record: the prediction for the next one.
