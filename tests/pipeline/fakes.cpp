@@ -456,7 +456,7 @@ void FakeDoris::add_table(const std::string& db, const std::string& table, bool 
 int64_t FakeDoris::seed_txn(const std::string& db, const std::string& table, const std::string& label, TxnState state,
                             std::vector<std::string> rows) {
   std::lock_guard lk(mu_);
-  Txn t{next_txn_++, db, table, label, state, std::move(rows)};
+  Txn t{next_txn_++, db, table, label, state, std::move(rows), {}};
   txns_[t.id] = t;
   if (state == TxnState::Committed) apply_locked(t);
   track_open_locked(db);
@@ -589,7 +589,7 @@ std::variant<int64_t, doris::DorisError> FakeDoris::begin_txn(const doris::LoadS
                                          t->id};
     return e;
   }
-  Txn t{next_txn_++, spec.db, spec.table, spec.label, TxnState::Prepare, {}};
+  Txn t{next_txn_++, spec.db, spec.table, spec.label, TxnState::Prepare, {}, spec.headers};
   txns_[t.id] = t;
   track_open_locked(spec.db);
   return t.id;

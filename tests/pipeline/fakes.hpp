@@ -179,6 +179,7 @@ class FakeDoris final : public doris::DorisClient {
     std::string db, table, label;
     TxnState state = TxnState::Prepare;
     std::vector<std::string> rows;
+    std::map<std::string, std::string> headers;  // the load's extra headers (LoadSpec::headers)
   };
   struct Table {
     bool unique = true;

@@ -334,6 +334,8 @@ TEST_CASE("pipeline: happy path over several epochs ended by the interval", "[pi
   CHECK(snap.last_committed_epoch == env.store.latest()->epoch);
   CHECK(snap.tables.at("shop.orders_0").rows > 0);
   CHECK(env.source.stats().closes == 1);
+  // No silent NULLs: full-row loads run in Doris strict mode unless a table says otherwise.
+  for (const auto& t : env.doris.txns()) CHECK(t.headers.at("strict_mode") == "true");
 }
 
 TEST_CASE("pipeline: an epoch ends when a table's load reaches epoch_max_rows", "[pipeline][unit]") {
