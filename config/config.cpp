@@ -1,4 +1,5 @@
 #include "config/config.hpp"
+#include "core/decode/doris_types.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -436,6 +437,13 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
            [&](auto& x) { t.sequence_from_source_position = r.boolean(x, p + ".sequence_from_source_position"); });
       with(v, "headers", [&](auto& x) { t.headers = r.string_map(x, p + ".headers"); });
       with(v, "key_columns", [&](auto& x) { t.key_columns = r.strings(x, p + ".key_columns"); });
+      with(v, "epoch_units", [&](auto& x) {
+        for (const auto& [col, unit] : r.string_map(x, p + ".epoch_units")) {
+          auto u = decode::parse_epoch_unit(unit);
+          if (!u) r.fail(x[col].Mark(), p + ".epoch_units." + col, "expected one of s, ms, us, ns, got '" + unit + "'");
+          t.epoch_units[col] = *u;
+        }
+      });
       if (t.sequence_from_source_position && t.sequence_col.empty())
         r.fail(v.Mark(), p + ".sequence_from_source_position", "needs sequence_col (the column to fill)");
       c.tables[name] = std::move(t);

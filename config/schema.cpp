@@ -68,6 +68,9 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "Extra Stream Load headers for this table (`strict_mode: \"false\"` turns the default strict mode off)."},
     {"routing.tables.*.key_columns", "list<string>", "(from the Kafka key)",
      "Primary-key columns when the Kafka key does not carry them."},
+    {"routing.tables.*.epoch_units", "map<string,enum(s|ms|us|ns)>", "{} (by magnitude)",
+     "Schemaless records: the unit of epoch integers per DATETIME column, where the magnitude rule of "
+     "docs/decoding.md cannot tell (e.g. microseconds within three years of 1970)."},
     // ---------------------------------------------------------------- delivery
     {"delivery.label_prefix", "string", "cdc2doris",
      "Label prefix; labels are `{prefix}_{db}_{table}_{epoch}`. Unique per pipeline writing to one Doris."},

@@ -283,6 +283,100 @@ void Decoder::Impl::emit_json_document(std::string& out, size_t depth) {
   if (n != 1) fail(DecodeErrorCode::TypeMismatch, "a single JSON value in an io.debezium.data.Json string");
 }
 
+void Decoder::Impl::emit_doris_typed(sj::value& v, sj::json_type t, const SchemaNode& node, std::string& out, bool& toast) {
+  // Each type takes every wire form Debezium can send it in without a schema;
+  // anything else is a bad record naming the Doris type, never a NULL.
+  auto mismatch = [&](const char* forms, std::string got) {
+    fail(DecodeErrorCode::TypeMismatch, std::string(forms) + " for Doris " + node.name, std::move(got));
+  };
+  if (t == sj::json_type::string) {
+    const std::string_view raw = string_token(v);
+    if (is_toast_string(raw.substr(1, raw.size() - 2))) {
+      toast = true;
+      out.append(raw);
+      return;
+    }
+  }
+  switch (node.logical) {
+    case Logical::DorisDecimal: {
+      if (t == sj::json_type::number) {  // decimal.format=NUMERIC, or a plain JSON number
+        const std::string_view raw = number_token(v);
+        out.push_back('"');
+        out.append(raw);
+        out.push_back('"');
+        return;
+      }
+      if (t == sj::json_type::object) {  // VariableScaleDecimal
+        emit_variable_scale_decimal(v, out);
+        return;
+      }
+      if (t != sj::json_type::string) mismatch("base64 decimal bytes, a number or decimal text", type_name(t));
+      const std::string_view raw = string_token(v);
+      const std::string_view inner = raw.substr(1, raw.size() - 2);
+      if (is_decimal_text(inner)) {  // decimal.handling.mode=string
+        out.append(raw);
+        return;
+      }
+      if (!base64_decode(inner, scratch))
+        mismatch("base64 decimal bytes, a number or decimal text", std::string(inner.substr(0, 40)));
+      out.push_back('"');
+      decimal_from_twos_complement(scratch, node.scale, out);
+      out.push_back('"');
+      return;
+    }
+    case Logical::DorisDate: {
+      if (t == sj::json_type::number) {  // io.debezium.time.Date: days since 1970-01-01
+        const int64_t days = int_value(v, node);
+        out.push_back('"');
+        format_date(days, out);
+        out.push_back('"');
+        return;
+      }
+      if (t != sj::json_type::string) mismatch("epoch days or an ISO date", type_name(t));
+      const std::string_view s = string_value(v);
+      out.push_back('"');
+      if (!format_iso_date(s, out)) mismatch("epoch days or an ISO date", std::string(s.substr(0, 40)));
+      out.push_back('"');
+      return;
+    }
+    default: {  // DorisDatetime
+      if (t == sj::json_type::number) {
+        const int64_t x = int_value(v, node);
+        int64_t ups = 1000;
+        switch (node.epoch_unit) {
+          case EpochUnit::Seconds: ups = 1; break;
+          case EpochUnit::Millis: ups = 1000; break;
+          case EpochUnit::Micros: ups = 1000000; break;
+          case EpochUnit::Nanos: ups = 1000000000; break;
+          case EpochUnit::Auto: {
+            // By magnitude (docs/decoding.md): milliseconds (io.debezium.time.
+            // Timestamp, MySQL DATETIME) up to 1e14, microseconds up to 1e17,
+            // nanoseconds beyond.
+            const uint64_t mag = x < 0 ? 0 - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);
+            ups = mag < 100000000000000ULL ? 1000 : mag < 100000000000000000ULL ? 1000000 : 1000000000;
+            break;
+          }
+        }
+        out.push_back('"');
+        format_timestamp(x, ups, out);
+        out.push_back('"');
+        return;
+      }
+      if (t != sj::json_type::string) mismatch("an epoch integer or an ISO timestamp", type_name(t));
+      const std::string_view s = string_value(v);
+      const size_t mark = out.size();
+      out.push_back('"');
+      // An instant with a zone goes to decoding.time_zone; a wall clock stays.
+      if (!format_zoned_timestamp(s, zone, out)) {
+        out.resize(mark + 1);
+        if (!format_local_timestamp(s, out)) mismatch("an epoch integer or an ISO timestamp", std::string(s.substr(0, 40)));
+      }
+      out.push_back('"');
+      return;
+    }
+  }
+}
+
 void Decoder::Impl::emit_typed(sj::value v, const SchemaNode* node, std::string& out, size_t depth, bool& toast) {
   if (node == nullptr) {
     emit_generic(v, out, depth, toast);
@@ -294,6 +388,10 @@ void Decoder::Impl::emit_typed(sj::value v, const SchemaNode* node, std::string&
     std::string_view raw = trim_token(v.raw_json_token());
     if (raw != "null") fail(DecodeErrorCode::InvalidJson, "null");
     out.append("null");
+    return;
+  }
+  if (node->logical >= Logical::DorisDecimal) {
+    emit_doris_typed(v, t, *node, out, toast);
     return;
   }
   switch (node->type) {

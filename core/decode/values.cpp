@@ -581,6 +581,33 @@ bool format_zoned_time(std::string_view s, const absl::TimeZone* zone, std::stri
   return true;
 }
 
+bool format_local_timestamp(std::string_view s, std::string& out) {
+  int64_t days, sod = 0, nanos = 0;
+  if (!take_ymd(s, days)) return false;
+  if (!s.empty()) {
+    if (!take_char(s, 'T') && !take_char(s, ' ')) return false;
+    if (!take_hms(s, sod) || !take_fraction(s, nanos) || !s.empty()) return false;
+  }
+  if (days > 106751991167LL / 1000 || days < -106751991167LL / 1000) return false;
+  format_timestamp_ns(days * 86400 + sod, nanos, out);
+  return true;
+}
+
+bool is_decimal_text(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  size_t digits = 0, dots = 0;
+  for (char ch : s) {
+    if (ch >= '0' && ch <= '9') {
+      ++digits;
+    } else if (ch == '.' && dots == 0) {
+      ++dots;
+    } else {
+      return false;
+    }
+  }
+  return digits > 0;
+}
+
 bool format_iso_date(std::string_view s, std::string& out) {
   int64_t days, offset;
   if (!take_ymd(s, days)) return false;

@@ -53,6 +53,11 @@ bool format_zoned_timestamp(std::string_view iso, const absl::TimeZone* zone, st
 // ISO offset time ("08:15:30.123456Z"). A time has no date, so the zone's
 // offset at 1970-01-01 is used (documented in docs/decoding.md).
 bool format_zoned_time(std::string_view iso, const absl::TimeZone* zone, std::string& out);
+// A wall-clock timestamp without zone ("2024-01-01T10:00:00.5", "... 10:00:00",
+// or a date alone) -> "YYYY-MM-DD HH:MM:SS[.ffffff]". False with a zone suffix.
+bool format_local_timestamp(std::string_view iso, std::string& out);
+// "-123.45", "7", "+0.5": decimal text as decimal.handling.mode=string sends it.
+bool is_decimal_text(std::string_view s);
 // ISO date with optional zone suffix ("2017-09-15Z") -> "2017-09-15".
 bool format_iso_date(std::string_view iso, std::string& out);
 

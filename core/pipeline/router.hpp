@@ -29,6 +29,7 @@ struct TableSettings {
   // For the decoder (see with_target_table_options).
   std::vector<std::string> key_columns;                 // empty: the Kafka key's fields
   std::optional<decode::ExtraColumns> extra_columns;    // nullopt: decoding.extra_columns
+  std::map<std::string, decode::EpochUnit> epoch_units; // schemaless DATETIME columns (column_types.hpp)
 };
 
 class Router {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/decode/decoder.hpp"
+#include "core/decode/doris_types.hpp"
 #include "tests/doris_emulator/engine.hpp"
 
 using namespace cdc2doris::decode;
@@ -266,4 +267,97 @@ TEST_CASE("A delete whose key column does not convert is still a bad record", "[
   REQUIRE(err);
   CHECK(err->code == DecodeErrorCode::TypeMismatch);
   CHECK(err->path == "value.payload.before.k");
+}
+
+// ------------------------------------------------ schemaless, typed by Doris
+
+namespace {
+
+const std::vector<DorisColumn> kDorisColumns = {
+    {"id", "INT", std::nullopt, std::nullopt},
+    {"amount", "DECIMALV3", 10, 2},
+    {"born", "DATEV2", std::nullopt, std::nullopt},
+    {"created", "DATETIMEV2", std::nullopt, 6},   // MySQL DATETIME(3): epoch ms
+    {"updated", "DATETIMEV2", std::nullopt, 6},   // timestamptz: ISO instant with a zone
+    {"seen_us", "DATETIMEV2", std::nullopt, 6},   // MicroTimestamp near 1970: unit set explicitly
+    {"doc", "JSONB", std::nullopt, std::nullopt},
+    {"name", "VARCHAR", std::nullopt, std::nullopt},
+};
+
+std::string schemaless_pg(std::string_view op, std::string_view before, std::string_view after) {
+  return R"({"before":)" + std::string(before) + R"(,"after":)" + std::string(after) + "," + kPgSource + R"(,"op":")" +
+         std::string(op) + R"("})";
+}
+
+}  // namespace
+
+TEST_CASE("Schemaless records are typed by their Doris target columns", "[decode][schemaless][issue12]") {
+  const SchemaNode row = schema_from_doris(kDorisColumns, {{"seen_us", EpochUnit::Micros}});
+  DecoderOptions o;
+  o.time_zone = "Europe/Berlin";
+  o.schemaless_types = [&](std::string_view db, std::string_view table) -> const SchemaNode* {
+    return db == "shop" && table == "t" ? &row : nullptr;
+  };
+  Run run(o);
+  // -123.45 as base64 two's complement (scale from the Doris column), 2024-04-12
+  // as days, 2024-04-12 10:30:00.123 as epoch ms, an instant with Z, 1970-01-02 as µs.
+  const std::string after =
+      R"({"id":1,"amount":"z8c=","born":19825,"created":1712917800123,"updated":"2024-07-01T10:00:00.5Z",)"
+      R"("seen_us":86400000001,"doc":"\"just a string\"","name":"Anne"})";
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", after), std::string_view(R"({"id":1})")));
+  CHECK(run.row() ==
+        R"({"id":1,"amount":"-123.45","born":"2024-04-12","created":"2024-04-12 10:30:00.123000",)"
+        R"("updated":"2024-07-01 12:00:00.500000","seen_us":"1970-01-02 00:00:00.000001","doc":"\"just a string\"",)"
+        R"("name":"Anne","__DORIS_DELETE_SIGN__":0})");
+
+  // Other wire forms of the same types: NUMERIC and string decimals, ISO
+  // dates, wall clocks without zone, µs and ns by magnitude.
+  const std::string after2 =
+      R"({"id":2,"amount":12.5,"born":"2024-04-12","created":"2024-04-12T10:30:00","updated":1712917800123456,)"
+      R"("seen_us":null,"doc":"{\"a\": 1}","name":null})";
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", after2), std::string_view(R"({"id":2})")));
+  CHECK(run.row() ==
+        R"({"id":2,"amount":"12.5","born":"2024-04-12","created":"2024-04-12 10:30:00","updated":"2024-04-12 10:30:00.123456",)"
+        R"("seen_us":null,"doc":"{\"a\": 1}","name":null,"__DORIS_DELETE_SIGN__":0})");
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":3,"amount":"-0.5","updated":1712917800123456789})")));
+  CHECK(run.row() == R"({"id":3,"amount":"-0.5","updated":"2024-04-12 10:30:00.123456789","__DORIS_DELETE_SIGN__":0})");
+
+  // And Doris (strict mode) takes them.
+  std::vector<Row> rows;
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", after), std::string_view(R"({"id":1})")));
+  rows.push_back(run.change.rows.at(0));
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", after2), std::string_view(R"({"id":2})")));
+  rows.push_back(run.change.rows.at(0));
+  Doris doris(
+      "CREATE TABLE t (id INT, amount DECIMAL(10,2), born DATE, created DATETIME(6), updated DATETIME(6), "
+      "seen_us DATETIME(6), doc JSON, name STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  doris.load("t", rows);
+  CHECK(doris.rows("t").size() == 2);
+}
+
+TEST_CASE("A schemaless value its Doris column type cannot take is a bad record, not a NULL", "[decode][schemaless][issue12]") {
+  const SchemaNode row = schema_from_doris(kDorisColumns);
+  DecoderOptions o;
+  o.schemaless_types = [&](std::string_view, std::string_view) -> const SchemaNode* { return &row; };
+  Run run(o);
+  struct Case {
+    const char* column;
+    const char* value;
+    const char* expected;
+  };
+  for (const auto& c : {Case{"amount", R"("not a decimal!")", "for Doris DECIMALV3"},
+                        Case{"amount", "true", "for Doris DECIMALV3"},
+                        Case{"born", R"("yesterday")", "epoch days or an ISO date for Doris DATEV2"},
+                        Case{"created", R"("2024-13-01 00:00:00")", "an epoch integer or an ISO timestamp for Doris DATETIMEV2"},
+                        Case{"created", "[1]", "an epoch integer or an ISO timestamp for Doris DATETIMEV2"},
+                        Case{"doc", R"("{broken")", "JSON text"}}) {
+    INFO(c.column << " = " << c.value);
+    const auto err = run(schemaless_pg("c", "null", std::string(R"({"id":1,")") + c.column + R"(":)" + c.value + "}"), std::nullopt,
+                         "pg.public.t", 41);
+    REQUIRE(err);
+    CHECK(err->code == DecodeErrorCode::TypeMismatch);
+    CHECK(err->path == std::string("value.after.") + c.column);
+    CHECK(err->offset == 41);
+    CHECK(err->expected.find(c.expected) != std::string::npos);
+  }
 }

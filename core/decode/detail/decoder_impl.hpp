@@ -356,6 +356,8 @@ struct Decoder::Impl {
   void check_json_text(std::string_view text, size_t depth);
   void emit_json_document(std::string& out, size_t depth);
   void emit_typed(sj::value v, const SchemaNode* node, std::string& out, size_t depth, bool& toast);
+  // A schemaless value typed by its Doris target column (doris_types.hpp).
+  void emit_doris_typed(sj::value& v, sj::json_type t, const SchemaNode& node, std::string& out, bool& toast);
   void convert_row(Span span, const std::string& owner, const SchemaNode* schema, RowBuild& b, std::string_view root);
 
   void convert_image(std::string_view field, const SchemaNode* schema, RowBuild& b, std::string_view root,

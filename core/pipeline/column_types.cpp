@@ -1,0 +1,43 @@
+#include "core/pipeline/column_types.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <variant>
+
+#include "core/decode/doris_types.hpp"
+
+namespace cdc2doris::pipeline {
+
+decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router& router, doris::DorisClient& doris) {
+  if (o.schemaless_types) return o;
+  struct State {
+    std::map<Target, std::unique_ptr<decode::SchemaNode>> by_target;  // nullptr: no types
+    decode::Change probe;  // routing input: only the identity is read
+  };
+  auto st = std::make_shared<State>();
+  o.schemaless_types = [&router, &doris, st](std::string_view db, std::string_view table) -> const decode::SchemaNode* {
+    st->probe.db.assign(db);
+    st->probe.table.assign(table);
+    const auto target = router.route(st->probe);
+    if (!target) return nullptr;
+    auto it = st->by_target.find(*target);
+    if (it == st->by_target.end()) {
+      std::unique_ptr<decode::SchemaNode> node;
+      auto schema = doris.schema(target->db, target->table);
+      if (const auto* s = std::get_if<doris::TableSchema>(&schema)) {
+        std::vector<decode::DorisColumn> cols;
+        for (const auto& c : s->columns) cols.push_back({c.name, c.type, c.precision, c.scale});
+        node = std::make_unique<decode::SchemaNode>(decode::schema_from_doris(cols, router.settings(*target).epoch_units));
+      } else {
+        spdlog::warn("schemaless records for {}: no column types ({}); values are loaded as they arrive",
+                     target->name(), std::get<doris::DorisError>(schema).what());
+      }
+      it = st->by_target.emplace(*target, std::move(node)).first;
+    }
+    return it->second.get();
+  };
+  return o;
+}
+
+}  // namespace cdc2doris::pipeline
