@@ -13,7 +13,8 @@ namespace cdc2doris::pipeline {
 // routed to its target, whose columns come from DorisClient::schema() (GET
 // /api/{db}/{table}/_schema) once per target and are compiled with the
 // target's epoch_units. A target whose schema cannot be read gets no types
-// (its values are copied as they arrive, and strict mode judges them).
+// (its values are copied as they arrive, and strict mode judges them); a
+// transient failure is asked again at the next record.
 // `router` and `doris` must outlive the decoder. An installed hook is kept.
 decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router& router, doris::DorisClient& doris);
 

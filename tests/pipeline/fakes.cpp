@@ -743,7 +743,13 @@ std::variant<doris::TableSchema, doris::DorisError> FakeDoris::schema(const std:
   if (it == tables_.end()) return err(doris::ErrorKind::UnknownTable, Disposition::Fatal, "unknown table", db, table);
   doris::TableSchema s;
   s.keys_type = it->second.unique ? "UNIQUE_KEYS" : "DUP_KEYS";
+  s.columns = it->second.columns;
   return s;
+}
+
+void FakeDoris::set_columns(const std::string& db, const std::string& table, std::vector<doris::ColumnSchema> columns) {
+  std::lock_guard lk(mu_);
+  tables_[db + "." + table].columns = std::move(columns);
 }
 
 std::variant<doris::SqlResult, doris::DorisError> FakeDoris::sql(const std::string& db, const std::string&) {
