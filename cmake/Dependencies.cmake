@@ -10,6 +10,7 @@ find_package(yaml-cpp REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(simdjson REQUIRED)
 find_package(date REQUIRED)
+find_package(absl CONFIG REQUIRED)  # time zones: the tz file incl. its POSIX footer rule
 if(CDC2DORIS_TESTS)
   find_package(Catch2 2 REQUIRED)  # Debian 12 ships Catch2 v2; the release build needs no test framework
 endif()

@@ -1,4 +1,5 @@
 #include "config/config.hpp"
+#include "core/decode/doris_types.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -436,6 +437,13 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
            [&](auto& x) { t.sequence_from_source_position = r.boolean(x, p + ".sequence_from_source_position"); });
       with(v, "headers", [&](auto& x) { t.headers = r.string_map(x, p + ".headers"); });
       with(v, "key_columns", [&](auto& x) { t.key_columns = r.strings(x, p + ".key_columns"); });
+      with(v, "epoch_units", [&](auto& x) {
+        for (const auto& [col, unit] : r.string_map(x, p + ".epoch_units")) {
+          auto u = decode::parse_epoch_unit(unit);
+          if (!u) r.fail(x[col].Mark(), p + ".epoch_units." + col, "expected one of s, ms, us, ns, got '" + unit + "'");
+          t.epoch_units[col] = *u;
+        }
+      });
       if (t.sequence_from_source_position && t.sequence_col.empty())
         r.fail(v.Mark(), p + ".sequence_from_source_position", "needs sequence_col (the column to fill)");
       c.tables[name] = std::move(t);
@@ -519,14 +527,8 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     r.fail(about_zone ? zone.Mark() : (decoding.IsDefined() ? decoding.Mark() : root_mark),
            about_zone ? "decoding.time_zone" : "decoding", e.what());
   }
-  for (const auto& [name, t] : c.tables) {
-    if (!t.key_columns.empty()) o.key_columns[name] = t.key_columns;
-    if (t.sequence_from_source_position) {
-      auto extra = o.extra_columns;
-      extra.sequence = t.sequence_col;
-      o.extra_columns_per_table[name] = extra;
-    }
-  }
+  // routing.tables.<target>.key_columns / sequence_from_source_position reach
+  // the decoder through the router (TableSettings), which knows the target.
 
   // state, admin, logging
   with(root["state"], "dir", [&](auto& n) { c.state_dir = r.str(n, "state.dir"); });

@@ -41,6 +41,7 @@ struct TableOverride {
   bool sequence_from_source_position = false;  // adds the decoder's sequence column
   std::map<std::string, std::string> headers;
   std::vector<std::string> key_columns;
+  std::map<std::string, decode::EpochUnit> epoch_units;  // schemaless DATETIME columns by name
 };
 
 struct Config {

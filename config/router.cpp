@@ -79,6 +79,12 @@ class RuleRouter : public pipeline::Router {
       s.unique_key = it->second.unique_key;
       s.sequence_col = it->second.sequence_col;
       for (const auto& [k, v] : it->second.headers) s.headers[k] = v;
+      s.key_columns = it->second.key_columns;
+      s.epoch_units = it->second.epoch_units;
+      if (it->second.sequence_from_source_position) {
+        s.extra_columns = cfg_.decoding.extra_columns;
+        s.extra_columns->sequence = it->second.sequence_col;
+      }
     }
     return s;
   }

@@ -37,7 +37,9 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"doris.tls.verify", "boolean", "true", "Verify the FE certificate."},
     {"doris.tls.verify_hostname", "boolean", "true", "Check the certificate's name against the host."},
     {"doris.load_headers", "map<string,string>", "{}",
-     "Stream Load headers for every table (e.g. `max_filter_ratio`, `strict_mode`)."},
+     "Stream Load headers for every table (e.g. `max_filter_ratio`). Full-row loads send `strict_mode: true` "
+     "unless this or a table's `headers` sets it (a value Doris cannot convert then fails the load instead of "
+     "becoming NULL)."},
     {"doris.gzip", "boolean", "false", "Send load bodies gzip-compressed (`compress_type: gz`)."},
     {"doris.buffer_bytes", "size", "1MiB", "Per-table load buffer; writers block when it is full.", false, at_least(1)},
     {"doris.io_threads", "integer", "1", "Threads running the HTTP client.", false, between(1, 256)},
@@ -62,9 +64,13 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"routing.tables.*.sequence_col", "string", "", "Doris sequence column (`function_column.sequence_col`)."},
     {"routing.tables.*.sequence_from_source_position", "boolean", "false",
      "Fill the sequence column from the source position (binlog file/pos, LSN)."},
-    {"routing.tables.*.headers", "map<string,string>", "{}", "Extra Stream Load headers for this table."},
+    {"routing.tables.*.headers", "map<string,string>", "{}",
+     "Extra Stream Load headers for this table (`strict_mode: \"false\"` turns the default strict mode off)."},
     {"routing.tables.*.key_columns", "list<string>", "(from the Kafka key)",
      "Primary-key columns when the Kafka key does not carry them."},
+    {"routing.tables.*.epoch_units", "map<string,enum(s|ms|us|ns)>", "{} (by magnitude)",
+     "Schemaless records: the unit of epoch integers per DATETIME column, where the magnitude rule of "
+     "docs/decoding.md cannot tell (e.g. microseconds within three years of 1970)."},
     // ---------------------------------------------------------------- delivery
     {"delivery.label_prefix", "string", "cdc2doris",
      "Label prefix; labels are `{prefix}_{db}_{table}_{epoch}`. Unique per pipeline writing to one Doris."},

@@ -28,6 +28,8 @@ int cmd_decode(const Args& a) {
     }
     if (!cfg->delivery.dead_letter_topic.empty()) o.dead_letter_topic = cfg->delivery.dead_letter_topic;
     std::shared_ptr<pipeline::Router> router = config::make_router(*cfg);
+    // Kept alive by o.route's capture, like the decoder that uses it.
+    o.decoder = pipeline::with_target_table_options(std::move(o.decoder), *router);
     o.route = [cfg, router](const decode::Change& c) -> std::string {
       auto t = router->route(c);
       return t ? t->name() : std::string("(excluded by routing)");

@@ -2,7 +2,7 @@
 // c/u/d mix, ~600-byte schemaless MySQL records), for the plain, schema and
 // flattened formats, next to a bare simdjson On-Demand pass that only
 // extracts `after` and emits it as a JSON line (same process, same data).
-//   bench-decode [--records N] [--seconds S] [--format plain|plain-untyped|schema|flattened]
+//   bench-decode [--records N] [--seconds S] [--format plain|plain-doris|plain-untyped|schema|flattened]
 // Prints a table and one JSON summary line (prefix "BENCH_JSON ").
 #include <simdjson.h>
 
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/decode/decoder.hpp"
+#include "core/decode/doris_types.hpp"
 #include "tests/workload/workload.hpp"
 
 using namespace cdc2doris;
@@ -206,15 +207,32 @@ int main(int argc, char** argv) {
   // "plain" decodes schemaless records with the generator's per-table type
   // hints (exact types, a library option tests use); "plain-untyped" as the
   // daemon does (it has no source of hints: values pass through, validated).
+  // "plain-doris" is how the daemon decodes schemaless records now: typed by
+  // the Doris target table's columns (the workload's DDL, via _schema).
   struct Variant {
     workload::Format format;
     const char* name;
     bool hints;
+    bool doris = false;
   };
-  for (auto [f, name, hints] : {Variant{workload::Format::Plain, "plain", true},
-                                Variant{workload::Format::Plain, "plain-untyped", false},
-                                Variant{workload::Format::Schema, "schema", true},
-                                Variant{workload::Format::Flattened, "flattened", true}}) {
+  const decode::SchemaNode doris_row = decode::schema_from_doris(
+      {{"id", "BIGINT", {}, {}},
+       {"customer_id", "BIGINT", {}, {}},
+       {"amount", "DECIMALV3", 18, 4},
+       {"quantity", "INT", {}, {}},
+       {"status", "VARCHAR", {}, {}},
+       {"created_at", "DATETIMEV2", {}, 6},
+       {"updated_at", "DATETIMEV2", {}, 6},
+       {"ship_date", "DATEV2", {}, {}},
+       {"is_gift", "SMALLINT", {}, {}},
+       {"note", "VARCHAR", {}, {}},
+       {"tags", "JSONB", {}, {}}},
+      {{"created_at", decode::EpochUnit::Micros}});
+  for (auto [f, name, hints, doris] : {Variant{workload::Format::Plain, "plain", true},
+                                       Variant{workload::Format::Plain, "plain-doris", true, true},
+                                       Variant{workload::Format::Plain, "plain-untyped", false},
+                                       Variant{workload::Format::Schema, "schema", true},
+                                       Variant{workload::Format::Flattened, "flattened", true}}) {
     if (!only.empty() && only != name) continue;
     Corpus c = make(f, f == workload::Format::Plain ? records : records / 4);
     workload::Generator g([&] {
@@ -226,6 +244,7 @@ int main(int argc, char** argv) {
     uint64_t rows = 0;
     decode::DecoderOptions options = g.decoder_options();
     if (!hints) options.schemaless_types = nullptr;
+    if (doris) options.schemaless_types = [&doris_row](std::string_view, std::string_view) { return &doris_row; };
     const double dt = run_decoder(c, options, seconds, dp, rows);
     const double bt = run_baseline(c, f, seconds, bp);
     const double mb = static_cast<double>(c.value_bytes) / 1e6;

@@ -162,6 +162,12 @@ struct DecodeStats {
   uint64_t schema_cache_misses = 0;
 };
 
+// Settings of one table that change how its rows are written.
+struct TableOptions {
+  std::vector<std::string> key_columns;       // empty: the Kafka key's fields
+  std::optional<ExtraColumns> extra_columns;  // nullopt: DecoderOptions::extra_columns
+};
+
 struct DecoderOptions {
   Envelope envelope = Envelope::Auto;
   // false: ignore the {"schema"} part and decode the payload as schemaless
@@ -180,6 +186,13 @@ struct DecoderOptions {
   std::map<std::string, ExtraColumns> extra_columns_per_table;  // "db.table" -> overrides the default
   // Key columns when the Kafka key is null or not the PK ("db.table" -> names).
   std::map<std::string, std::vector<std::string>> key_columns;
+  // Per-table settings looked up by the record's source identity (db, schema,
+  // table), ahead of key_columns / extra_columns_per_table. The daemon keys
+  // them by TARGET table (routing.tables.<target>), so its hook routes the
+  // record first (pipeline::with_target_table_options). Called once per
+  // source table change, not per record; the result must outlive the
+  // Decoder; nullptr = no settings.
+  std::function<const TableOptions*(const Change&)> table_options;
   // Column types for schemaless records (schemas.enable=false loses them):
   // a Connect struct schema for the row of db.table, or nullptr.
   std::function<const SchemaNode*(std::string_view db, std::string_view table)> schemaless_types;
@@ -205,8 +218,8 @@ class Decoder {
 
  private:
   struct Impl;
-  // Lives in decoder.cpp, which is built for the SIMD level simdjson's
-  // On-Demand API needs; the constructor checks the CPU first.
+  // Declared in detail/decoder_impl.hpp; its files are built for the SIMD
+  // level simdjson's On-Demand API needs; the constructor checks the CPU first.
   struct ImplDeleter {
     void operator()(Impl* p) const;
   };

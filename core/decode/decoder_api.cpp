@@ -1,6 +1,7 @@
-// Built without extra -m flags: it runs before any code of decoder.cpp, which
-// is compiled for AVX2 because simdjson 3.0.1 compiles its On-Demand parser
-// only for the build's baseline ISA (x86-64 baseline = the slow fallback).
+// Built without extra -m flags: it runs before any code of the decoder's
+// files (those including detail/decoder_impl.hpp), which are compiled for AVX2
+// because simdjson 3.0.1 compiles its On-Demand parser only for the build's
+// baseline ISA (x86-64 baseline = the slow fallback).
 #include <stdexcept>
 
 #include "core/decode/decoder.hpp"

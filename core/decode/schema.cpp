@@ -121,6 +121,11 @@ SchemaNode compile(const json::value& v, const std::string& path, int depth) {
       break;
     case Logical::None:
       break;
+    case Logical::DorisDecimal:  // never named in a Connect schema (doris_types.cpp)
+    case Logical::DorisDate:
+    case Logical::DorisDatetime:
+      n.logical = Logical::None;
+      break;
   }
   if (n.type == ConnectType::Struct) {
     const auto* fields = obj->if_contains("fields");

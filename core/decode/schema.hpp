@@ -35,13 +35,22 @@ enum class Logical : uint8_t {
   Bits,      // bytes
   Geometry,  // struct {wkb, srid}
   Point,     // struct {x, y, wkb, srid}
+  // Schemaless records typed by their Doris target column (doris_types.hpp):
+  // these accept every wire form the column's type can arrive in.
+  DorisDecimal,   // base64 bytes of `scale`, a number, decimal text, {scale, value}
+  DorisDate,      // epoch days or an ISO date
+  DorisDatetime,  // epoch integer (epoch_unit) or an ISO timestamp, zoned or not
 };
+
+// Unit of an epoch integer loaded into a Doris DATETIME column.
+enum class EpochUnit : uint8_t { Auto, Seconds, Millis, Micros, Nanos };
 
 struct SchemaNode {
   ConnectType type = ConnectType::String;
   Logical logical = Logical::None;
   bool optional = true;
   int32_t scale = 0;
+  EpochUnit epoch_unit = EpochUnit::Auto;  // DorisDatetime only
   std::string field;  // name of this node inside its parent struct
   std::string name;   // Connect schema name (logical type or record name)
   std::vector<SchemaNode> fields;

@@ -1,7 +1,5 @@
 #include "core/decode/values.hpp"
 
-#include <date/tz.h>
-
 #include <array>
 #include <charconv>
 #include <chrono>
@@ -237,10 +235,9 @@ bool take_ymd(std::string_view& s, int64_t& days) {
   return mm2 == m && dd2 == d;
 }
 
-int64_t zone_offset_at(const date::time_zone* zone, int64_t utc_seconds) {
+int64_t zone_offset_at(const absl::TimeZone* zone, int64_t utc_seconds) {
   if (zone == nullptr) return 0;
-  const auto info = zone->get_info(date::sys_seconds{std::chrono::seconds{utc_seconds}});
-  return info.offset.count();
+  return zone->At(absl::FromUnixSeconds(utc_seconds)).offset;
 }
 
 struct WkbReader {
@@ -552,7 +549,17 @@ void format_time(int64_t value, int64_t ups, std::string& out) {
   out.append(buf, put_fraction(p, static_cast<int64_t>((mag % u) * (1000000000 / u))));
 }
 
-bool format_zoned_timestamp(std::string_view s, const date::time_zone* zone, std::string& out) {
+std::optional<absl::TimeZone> load_time_zone(std::string_view name) {
+  if (name.empty() || name == "UTC") return absl::UTCTimeZone();
+  // IANA names only: abseil would also open "file:..." and absolute paths.
+  if (name.front() == '/' || name.find("..") != std::string_view::npos || name.find(':') != std::string_view::npos)
+    return std::nullopt;
+  absl::TimeZone tz;
+  if (!absl::LoadTimeZone(std::string(name), &tz)) return std::nullopt;
+  return tz;
+}
+
+bool format_zoned_timestamp(std::string_view s, const absl::TimeZone* zone, std::string& out) {
   int64_t days, sod, nanos, offset;
   if (!take_ymd(s, days)) return false;
   if (!take_char(s, 'T') && !take_char(s, ' ')) return false;
@@ -564,7 +571,7 @@ bool format_zoned_timestamp(std::string_view s, const date::time_zone* zone, std
   return true;
 }
 
-bool format_zoned_time(std::string_view s, const date::time_zone* zone, std::string& out) {
+bool format_zoned_time(std::string_view s, const absl::TimeZone* zone, std::string& out) {
   int64_t sod, nanos, offset;
   if (!take_hms(s, sod) || !take_fraction(s, nanos) || !take_offset(s, offset)) return false;
   int64_t local = sod - offset + zone_offset_at(zone, 0);
@@ -572,6 +579,33 @@ bool format_zoned_time(std::string_view s, const date::time_zone* zone, std::str
   char buf[kTimeBuf];
   out.append(buf, put_fraction(put_hms(buf, static_cast<uint64_t>(local)), nanos));
   return true;
+}
+
+bool format_local_timestamp(std::string_view s, std::string& out) {
+  int64_t days, sod = 0, nanos = 0;
+  if (!take_ymd(s, days)) return false;
+  if (!s.empty()) {
+    if (!take_char(s, 'T') && !take_char(s, ' ')) return false;
+    if (!take_hms(s, sod) || !take_fraction(s, nanos) || !s.empty()) return false;
+  }
+  if (days > 106751991167LL / 1000 || days < -106751991167LL / 1000) return false;
+  format_timestamp_ns(days * 86400 + sod, nanos, out);
+  return true;
+}
+
+bool is_decimal_text(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  size_t digits = 0, dots = 0;
+  for (char ch : s) {
+    if (ch >= '0' && ch <= '9') {
+      ++digits;
+    } else if (ch == '.' && dots == 0) {
+      ++dots;
+    } else {
+      return false;
+    }
+  }
+  return digits > 0;
 }
 
 bool format_iso_date(std::string_view s, std::string& out) {

@@ -4,13 +4,12 @@
 // tested (and fuzzed) on its own. Every function appends to `out` and returns
 // false when the input is not what the type requires; `out` is then in an
 // unspecified state and the caller reports the error.
+#include <absl/time/time.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
-
-namespace date {
-class time_zone;
-}
 
 namespace cdc2doris::decode {
 
@@ -41,12 +40,24 @@ void format_time(int64_t value, int64_t units_per_second, std::string& out);
 // else 9 digits (sub-microsecond precision is kept, never rounded away).
 void append_fraction(int64_t nanos, std::string& out);
 
+// An IANA zone by name via abseil's time zone library, which applies the tz
+// file's POSIX footer rule after its last stored transition (hand-rolled
+// readers that stop at the last transition are an hour off in summers after
+// 2037, and "slim" tz files list few transitions at all). nullopt for an
+// unknown name; "UTC" and "" are UTC.
+std::optional<absl::TimeZone> load_time_zone(std::string_view name);
+
 // ISO-8601 instant with offset ("2020-07-17T18:00:22.123456Z", "...+02:00")
-// converted to the wall clock of `zone` (nullptr = UTC).
-bool format_zoned_timestamp(std::string_view iso, const date::time_zone* zone, std::string& out);
+// converted to the wall clock of `zone` (nullptr = UTC). No allocation.
+bool format_zoned_timestamp(std::string_view iso, const absl::TimeZone* zone, std::string& out);
 // ISO offset time ("08:15:30.123456Z"). A time has no date, so the zone's
 // offset at 1970-01-01 is used (documented in docs/decoding.md).
-bool format_zoned_time(std::string_view iso, const date::time_zone* zone, std::string& out);
+bool format_zoned_time(std::string_view iso, const absl::TimeZone* zone, std::string& out);
+// A wall-clock timestamp without zone ("2024-01-01T10:00:00.5", "... 10:00:00",
+// or a date alone) -> "YYYY-MM-DD HH:MM:SS[.ffffff]". False with a zone suffix.
+bool format_local_timestamp(std::string_view iso, std::string& out);
+// "-123.45", "7", "+0.5": decimal text as decimal.handling.mode=string sends it.
+bool is_decimal_text(std::string_view s);
 // ISO date with optional zone suffix ("2017-09-15Z") -> "2017-09-15".
 bool format_iso_date(std::string_view iso, std::string& out);
 

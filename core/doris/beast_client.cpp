@@ -835,8 +835,9 @@ awaitable<std::variant<LoadResult, DorisError>> Core::do_load(std::shared_ptr<St
                            std::string("stream load failed: ") + to_string(c.verdict), spec, a.from.host_port());
     if (c.error->kind() == ErrorKind::DataQuality && !c.error->error_url.empty() && cfg.error_log_lines > 0) {
       std::string problem;
-      c.error->error_log = co_await fetch_error_log(c.error->error_url, problem);
-      if (!problem.empty()) c.error->error_log.push_back("(error log unavailable: " + problem + ")");
+      auto lines = co_await fetch_error_log(c.error->error_url, problem);
+      if (!problem.empty()) lines.push_back("(error log unavailable: " + problem + ")");
+      c.error = with_error_log(*c.error, std::move(lines));
     }
     c.error->error_url = redact_url(c.error->error_url);
     co_return std::move(*c.error);

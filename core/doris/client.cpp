@@ -11,6 +11,26 @@ std::optional<DorisError> DorisClient::health() {
   return std::nullopt;
 }
 
+DorisError with_error_log(const DorisError& e, std::vector<std::string> lines) {
+  std::string message = e.message();
+  if (!lines.empty()) {
+    message += "; Doris rejected (first lines behind ErrorURL):";
+    for (const auto& l : lines) {
+      // One line per rejected row, which may be long: enough to see column,
+      // value and reason without flooding /status.
+      constexpr size_t kMax = 512;
+      message += " [";
+      message += l.size() > kMax ? l.substr(0, kMax) + "…" : l;
+      message += "]";
+    }
+  }
+  DorisError out(e.kind(), e.disposition(), std::move(message), e.context());
+  out.existing_label = e.existing_label;
+  out.error_url = e.error_url;
+  out.error_log = std::move(lines);
+  return out;
+}
+
 const char* to_string(ErrorKind k) {
   switch (k) {
     case ErrorKind::Transport: return "transport";

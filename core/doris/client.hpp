@@ -147,6 +147,11 @@ class DorisError : public Error {
   ErrorKind kind_;
 };
 
+// `e` with `lines` (the first lines of its ErrorURL log: column, value,
+// reason) as error_log and quoted in the message, so every copy of the error
+// (the log, /status, the fatal stop) says what Doris rejected and why.
+DorisError with_error_log(const DorisError& e, std::vector<std::string> lines);
+
 // ---------------------------------------------------------------- loads
 
 struct LoadSpec {

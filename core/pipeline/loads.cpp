@@ -68,6 +68,11 @@ OpenLoad* Pipeline::Impl::load_for(std::map<Target, OpenLoad>& loads, const Targ
   load.spec.sequence_col = settings.sequence_col;
   load.spec.partial_columns = row.partial_columns;
   load.spec.headers = settings.headers;
+  // No silent NULLs: a value Doris cannot convert fails the load (quoting
+  // the ErrorURL lines) instead of becoming NULL. Not for partial-column
+  // loads: there Doris before 3.0 reads strict_mode as "no new keys", which
+  // a key-only delete of an absent row would hit. An explicit header wins.
+  if (row.partial_columns.empty()) load.spec.headers.try_emplace("strict_mode", "true");
   load.stream = deps_.doris.open_load(load.spec);
   return &loads.emplace(target, std::move(load)).first->second;
 }

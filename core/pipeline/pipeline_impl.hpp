@@ -16,6 +16,7 @@
 
 #include "core/doris/backoff.hpp"
 #include "core/pipeline/epoch_machine.hpp"
+#include "core/pipeline/column_types.hpp"
 #include "core/pipeline/pipeline.hpp"
 
 namespace cdc2doris::pipeline {
@@ -89,7 +90,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   Impl(PipelineConfig config, decode::DecoderOptions decoder_options, Dependencies deps)
       : cfg_(std::move(config)),
         deps_(deps),
-        decoder_(std::move(decoder_options)),
+        decoder_(with_doris_column_types(with_target_table_options(std::move(decoder_options), deps.router),
+                                         deps.router, deps.doris)),
         log_(spdlog::default_logger()->clone("pipeline")),
         backoff_{cfg_.backoff_base, cfg_.backoff_cap} {
     if (cfg_.bad_record_policy == BadRecordPolicy::DeadLetter &&

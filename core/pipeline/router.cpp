@@ -1,5 +1,7 @@
 #include "core/pipeline/router.hpp"
 
+#include <memory>
+
 namespace cdc2doris::pipeline {
 
 ExplicitRouter::ExplicitRouter(std::map<std::string, Target> map, std::map<Target, TableSettings> settings)
@@ -30,6 +32,28 @@ std::vector<Target> ExplicitRouter::known_targets() {
   for (const auto& [src, t] : map_) out.push_back(t);
   for (const auto& [t, s] : settings_) out.push_back(t);
   return out;
+}
+
+decode::DecoderOptions with_target_table_options(decode::DecoderOptions o, Router& router) {
+  bool any = false;
+  for (const auto& t : router.known_targets()) {
+    const TableSettings s = router.settings(t);
+    any = any || !s.key_columns.empty() || s.extra_columns.has_value();
+  }
+  if (!any) return o;
+  // Stable addresses: the decoder keeps the pointer it was given.
+  auto cache = std::make_shared<std::map<Target, decode::TableOptions>>();
+  o.table_options = [&router, cache](const decode::Change& c) -> const decode::TableOptions* {
+    const auto target = router.route(c);
+    if (!target) return nullptr;
+    auto it = cache->find(*target);
+    if (it == cache->end()) {
+      TableSettings s = router.settings(*target);
+      it = cache->emplace(*target, decode::TableOptions{std::move(s.key_columns), std::move(s.extra_columns)}).first;
+    }
+    return &it->second;
+  };
+  return o;
 }
 
 }  // namespace cdc2doris::pipeline

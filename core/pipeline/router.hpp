@@ -26,6 +26,10 @@ struct TableSettings {
   std::optional<bool> unique_key;            // nullopt: ask Doris
   std::string sequence_col;                  // function_column.sequence_col header
   std::map<std::string, std::string> headers;  // extra Stream Load headers
+  // For the decoder (see with_target_table_options).
+  std::vector<std::string> key_columns;                 // empty: the Kafka key's fields
+  std::optional<decode::ExtraColumns> extra_columns;    // nullopt: decoding.extra_columns
+  std::map<std::string, decode::EpochUnit> epoch_units; // schemaless DATETIME columns (column_types.hpp)
 };
 
 class Router {
@@ -52,5 +56,14 @@ class ExplicitRouter : public Router {
   std::map<std::string, Target> map_;
   std::map<Target, TableSettings> settings_;
 };
+
+// Per-table decoding settings (key columns, extra columns) are configured by
+// TARGET table, while the decoder knows the record's source: this installs a
+// DecoderOptions::table_options hook that routes the record first and
+// answers with settings(target). `router` must outlive the decoder. When no
+// known target has such settings, `o` is returned unchanged, which keeps the
+// decoder's fast path (it converts the before-image's key columns while
+// scanning only when no per-table key columns can apply).
+decode::DecoderOptions with_target_table_options(decode::DecoderOptions o, Router& router);
 
 }  // namespace cdc2doris::pipeline

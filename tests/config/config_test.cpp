@@ -95,6 +95,7 @@ routing:
       sequence_from_source_position: true
       headers: {strict_mode: "true"}
       key_columns: [id]
+      epoch_units: {created_at: us}
 delivery:
   label_prefix: "p1"
   epoch_interval: 5s
@@ -153,8 +154,10 @@ logging:
   CHECK(c.decoding.envelope == decode::Envelope::Flattened);
   CHECK(c.decoding.binary_mode == decode::BinaryMode::Hex);
   CHECK(c.decoding.flattened.deleted == "__del");
-  CHECK(c.decoding.extra_columns_per_table.at("ods.orders").sequence == "seq");
-  CHECK(c.decoding.key_columns.at("ods.orders") == std::vector<std::string>{"id"});
+  const auto orders = config::make_router(c)->settings({"ods", "orders"});  // by target (routing_tables_test.cpp)
+  CHECK(orders.extra_columns->sequence == "seq");
+  CHECK(orders.key_columns == std::vector<std::string>{"id"});
+  CHECK(orders.epoch_units.at("created_at") == decode::EpochUnit::Micros);
   CHECK(c.tables.at("ods.orders").unique_key == std::optional<bool>(true));
   CHECK(c.log_format == "json");
   // Secrets: collected, and never in the dump.

@@ -88,3 +88,12 @@ TEST_CASE("decode options and usage errors", "[decode][cli]") {
   CHECK(run({"--config", "bad.yaml"}, "", base).rc == 2);
   CHECK(run({"--help"}, "").out.find("usage: cdc2doris decode") == 0);
 }
+
+TEST_CASE("A truncated value with a valid key is reported at the value, with the position", "[decode][cli][issue19]") {
+  // The repro of issue 19 item 1: printf '{"before":null,"after":{"id":\n' | cdc2doris decode --topic x.db.t --key '{"id":-1}'
+  auto c = run({"--topic", "x.db.t", "--key", R"({"id":-1})"}, "{\"before\":null,\"after\":{\"id\":\n");
+  CHECK(c.rc == 1);
+  CHECK(c.out.find("invalid_json at value: expected a JSON object ending in '}', got truncated or trailing content: it ends "
+                   "at byte 28 of 29 with ':'") != std::string::npos);
+  CHECK(c.out.find("at key") == std::string::npos);
+}

@@ -155,6 +155,13 @@ TEST_CASE("TLS FE redirects the load to a plain BE; data-quality error carries t
   CHECK(e.context().table == "db1.t1");
   REQUIRE(e.error_log.size() == 2);
   CHECK(e.error_log[0].find("column(v) value is incorrect") != std::string::npos);
+  // Quoted in the message too, so copies of the error (log, /status, the fatal stop) show them.
+  INFO(e.what());
+  CHECK(e.what().find("; Doris rejected (first lines behind ErrorURL): "
+                      "[Reason: column(v) value is incorrect. src line [{\"id\":1}]] "
+                      "[Reason: null in not null column. src line [{\"id\":2}]]") != std::string::npos);
+  const Error copy = e;  // sliced, as the pipeline keeps it
+  CHECK(copy.what().find("null in not null column") != std::string::npos);
   CHECK(e.what().find(kPassword) == std::string::npos);
   CHECK(e.error_url.find(kPassword) == std::string::npos);
   // The BE got the whole body, the FE none of it; the credentials were re-sent.

@@ -456,7 +456,7 @@ void FakeDoris::add_table(const std::string& db, const std::string& table, bool 
 int64_t FakeDoris::seed_txn(const std::string& db, const std::string& table, const std::string& label, TxnState state,
                             std::vector<std::string> rows) {
   std::lock_guard lk(mu_);
-  Txn t{next_txn_++, db, table, label, state, std::move(rows)};
+  Txn t{next_txn_++, db, table, label, state, std::move(rows), {}};
   txns_[t.id] = t;
   if (state == TxnState::Committed) apply_locked(t);
   track_open_locked(db);
@@ -589,7 +589,7 @@ std::variant<int64_t, doris::DorisError> FakeDoris::begin_txn(const doris::LoadS
                                          t->id};
     return e;
   }
-  Txn t{next_txn_++, spec.db, spec.table, spec.label, TxnState::Prepare, {}};
+  Txn t{next_txn_++, spec.db, spec.table, spec.label, TxnState::Prepare, {}, spec.headers};
   txns_[t.id] = t;
   track_open_locked(spec.db);
   return t.id;
@@ -743,7 +743,13 @@ std::variant<doris::TableSchema, doris::DorisError> FakeDoris::schema(const std:
   if (it == tables_.end()) return err(doris::ErrorKind::UnknownTable, Disposition::Fatal, "unknown table", db, table);
   doris::TableSchema s;
   s.keys_type = it->second.unique ? "UNIQUE_KEYS" : "DUP_KEYS";
+  s.columns = it->second.columns;
   return s;
+}
+
+void FakeDoris::set_columns(const std::string& db, const std::string& table, std::vector<doris::ColumnSchema> columns) {
+  std::lock_guard lk(mu_);
+  tables_[db + "." + table].columns = std::move(columns);
 }
 
 std::variant<doris::SqlResult, doris::DorisError> FakeDoris::sql(const std::string& db, const std::string&) {

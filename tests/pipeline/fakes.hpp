@@ -179,11 +179,13 @@ class FakeDoris final : public doris::DorisClient {
     std::string db, table, label;
     TxnState state = TxnState::Prepare;
     std::vector<std::string> rows;
+    std::map<std::string, std::string> headers;  // the load's extra headers (LoadSpec::headers)
   };
   struct Table {
     bool unique = true;
     std::map<std::string, std::string> rows;  // UNIQUE: key text -> row (no delete sign)
     std::vector<std::string> dup_rows;        // DUPLICATE: every row as loaded
+    std::vector<doris::ColumnSchema> columns;  // what schema() reports
   };
   struct Stats {
     int streams_opened = 0;
@@ -202,6 +204,8 @@ class FakeDoris final : public doris::DorisClient {
 
   // --- schema
   void add_table(const std::string& db, const std::string& table, bool unique);
+  // Columns schema() reports for a table (none by default).
+  void set_columns(const std::string& db, const std::string& table, std::vector<doris::ColumnSchema> columns);
 
   // --- seeding (state left by an "earlier run")
   int64_t seed_txn(const std::string& db, const std::string& table, const std::string& label, TxnState state,

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/doris/label.hpp"
+#include "core/pipeline/column_types.hpp"
 #include "core/pipeline/pipeline.hpp"
 #include "state/memory_store.hpp"
 #include "tests/pipeline/fakes.hpp"
@@ -334,6 +335,8 @@ TEST_CASE("pipeline: happy path over several epochs ended by the interval", "[pi
   CHECK(snap.last_committed_epoch == env.store.latest()->epoch);
   CHECK(snap.tables.at("shop.orders_0").rows > 0);
   CHECK(env.source.stats().closes == 1);
+  // No silent NULLs: full-row loads run in Doris strict mode unless a table says otherwise.
+  for (const auto& t : env.doris.txns()) CHECK(t.headers.at("strict_mode") == "true");
 }
 
 TEST_CASE("pipeline: an epoch ends when a table's load reaches epoch_max_rows", "[pipeline][unit]") {
@@ -914,4 +917,30 @@ TEST_CASE("pipeline: /status state — idle after the commits, freshness, failur
   CHECK(run.metrics.heartbeat_steady_ms.load() > 0);
   CHECK(run.metrics.advanced_unix_ms.load() > 0);
   CHECK_FALSE(run.stop().error);
+}
+
+// ============================================================== schemaless typing
+
+TEST_CASE("pipeline: schemaless records are typed by the columns of their routed Doris target", "[pipeline][unit][issue12]") {
+  FakeDoris doris;
+  doris.add_table("ods", "orders", true);
+  doris.set_columns("ods", "orders",
+                    {{"id", "BIGINT", "", "", {}, {}}, {"amount", "DECIMALV3", "", "", 10, 2}, {"at", "DATETIMEV2", "", "", {}, 6}});
+  pipeline::ExplicitRouter router({{"shop.orders", pipeline::Target{"ods", "orders"}}});
+  decode::Decoder dec(pipeline::with_doris_column_types({}, router, doris));
+  decode::Change ch;
+  const std::string value =
+      R"({"before":null,"after":{"id":1,"amount":"z8c=","at":1712917800123},"source":{"connector":"mysql","db":"shop","table":"orders"},"op":"c"})";
+  decode::KafkaRecord r;
+  r.topic = "s.shop.orders";
+  r.value = value;
+  for (int i = 0; i < 2; ++i) {  // the second time from the cache
+    REQUIRE_FALSE(dec.decode(r, ch));
+    CHECK(ch.rows.at(0).json == R"({"id":1,"amount":"-123.45","at":"2024-04-12 10:30:00.123000","__DORIS_DELETE_SIGN__":0})");
+  }
+  // A table Doris does not know: no types, values as they arrive.
+  const std::string other = R"({"before":null,"after":{"id":1,"amount":"z8c="},"source":{"connector":"mysql","db":"shop","table":"x"},"op":"c"})";
+  r.value = other;
+  REQUIRE_FALSE(dec.decode(r, ch));
+  CHECK(ch.rows.at(0).json == R"({"id":1,"amount":"z8c=","__DORIS_DELETE_SIGN__":0})");
 }

@@ -192,7 +192,10 @@ std::string Generator::doris_json(const Row& r) const {
                   "\",\"created_at\":\"" + fmt_micros(r.created_us) + "\",\"updated_at\":\"" + fmt_micros(r.updated_ms * 1000) +
                   "\",\"ship_date\":\"" + fmt_days(r.ship_days) + "\",\"is_gift\":" + std::to_string(r.is_gift) + ",\"note\":";
   put_string(r.note, s);
-  s += std::string(",\"tags\":{\"src\":\"") + kSources[r.tag_src] + "\",\"n\":" + std::to_string(r.tag_n) + "}}";
+  // A JSON column goes to Doris as the JSON text in a string (Doris parses it).
+  s += ",\"tags\":";
+  put_string(std::string("{\"src\": \"") + kSources[r.tag_src] + "\", \"n\": " + std::to_string(r.tag_n) + "}", s);
+  s += "}";
   return s;
 }
 

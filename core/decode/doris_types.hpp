@@ -1,0 +1,32 @@
+#pragma once
+// Schemaless records (JsonConverter schemas.enable=false) lose Debezium's
+// logical types: a decimal is base64 bytes without its scale, a timestamp an
+// integer without its unit. Their Doris target table still knows the column
+// types, so the row schema is built from it (docs/decoding.md has the rule
+// table) and used as DecoderOptions::schemaless_types.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/decode/schema.hpp"
+
+namespace cdc2doris::decode {
+
+// One column of GET /api/{db}/{table}/_schema.
+struct DorisColumn {
+  std::string name;
+  std::string type;  // "DECIMALV3", "DATETIMEV2", "JSONB", "VARCHAR", ...
+  std::optional<int> precision, scale;
+};
+
+// A struct schema with one field per column whose values need converting
+// (decimals, dates, datetimes, JSON); other columns are left out and copied
+// as they arrive (Doris converts them, in strict mode). `units` fixes the
+// epoch unit of DATETIME columns by name where the magnitude rule is wrong.
+SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std::map<std::string, EpochUnit>& units = {});
+
+// "s", "ms", "us", "ns" -> unit; nullopt otherwise.
+std::optional<EpochUnit> parse_epoch_unit(std::string_view text);
+
+}  // namespace cdc2doris::decode

@@ -1,0 +1,204 @@
+// Output rows (full, partial, deletes from the key) and the Kafka key.
+#include "core/decode/detail/decoder_impl.hpp"
+
+namespace cdc2doris::decode {
+
+Row& Decoder::Impl::new_row(Change& out) {
+  if (!pool.empty()) {
+    out.rows.push_back(std::move(pool.back()));
+    pool.pop_back();
+  } else {
+    out.rows.emplace_back();
+  }
+  Row& r = out.rows.back();
+  r.json.clear();
+  r.partial_columns.clear();
+  return r;
+}
+
+const ExtraColumns& Decoder::Impl::extras_for(const Change& c) {
+  if (table_opts != nullptr && table_opts->extra_columns) return *table_opts->extra_columns;
+  if (!opt.extra_columns_per_table.empty()) {
+    scratch2.assign(c.db);
+    scratch2.push_back('.');
+    scratch2.append(c.table);
+    auto it = opt.extra_columns_per_table.find(scratch2);
+    if (it != opt.extra_columns_per_table.end()) return it->second;
+  }
+  return opt.extra_columns;
+}
+
+void Decoder::Impl::append_extras(const Change& c, const ExtraColumns& ex, Row& r, bool list_names) {
+  if (!ex.op.empty()) {
+    r.json.push_back(',');
+    append_json_string(ex.op, r.json);
+    r.json.append(":\"");
+    r.json.push_back(c.op);
+    r.json.push_back('"');
+    if (list_names) r.partial_columns.push_back(ex.op);
+  }
+  if (!ex.source_ts.empty()) {
+    r.json.push_back(',');
+    append_json_string(ex.source_ts, r.json);
+    r.json.push_back(':');
+    if (c.position.ts_ms) {
+      r.json += std::to_string(*c.position.ts_ms);
+    } else {
+      r.json += "null";
+    }
+    if (list_names) r.partial_columns.push_back(ex.source_ts);
+  }
+  if (!ex.sequence.empty()) {
+    r.json.push_back(',');
+    append_json_string(ex.sequence, r.json);
+    r.json.push_back(':');
+    auto seq = c.position.sequence();
+    r.json += seq ? std::to_string(*seq) : std::string("null");
+    if (list_names) r.partial_columns.push_back(ex.sequence);
+  }
+}
+
+// partial: write only the non-TOAST columns and list them.
+// A full row takes b's buffer over (b is cleared): emit each image once.
+void Decoder::Impl::emit_row(Change& c, RowBuild& b, bool is_delete, bool partial) {
+  Row& r = new_row(c);
+  const ExtraColumns& ex = extras_for(c);
+  if (!partial) {
+    r.json.swap(b.body);
+    b.clear();
+  } else {
+    r.json.reserve(b.body.size() + 64);
+    r.json.push_back('{');
+    bool first = true;
+    for (const auto& col : b.cols) {
+      if (col.toast) continue;
+      if (!first) r.json.push_back(',');
+      first = false;
+      r.json.append(b.body, col.name_off - 1, col.val_off + col.val_len - (col.name_off - 1));
+      r.partial_columns.emplace_back(b.name(col));
+    }
+  }
+  const bool empty = r.json.size() == 1;
+  if (ex.any()) {
+    append_extras(c, ex, r, partial);
+    if (empty) r.json.erase(1, 1);  // append_extras writes a leading comma
+  }
+  if (r.json.size() > 1) r.json.push_back(',');
+  r.json += "\"__DORIS_DELETE_SIGN__\":";
+  r.json.push_back(is_delete ? '1' : '0');
+  r.json.push_back('}');
+  if (partial) r.partial_columns.emplace_back(kDeleteSign);
+  ++stats.rows;
+  if (is_delete) ++stats.deletes;
+  if (partial) ++stats.partial_rows;
+}
+
+// Kafka key -> key column names (+ converted values in key_b).
+std::optional<Failure> Decoder::Impl::parse_key(const KafkaRecord& rec) {
+  key_names.clear();
+  key_b.clear();
+  if (!rec.key || rec.key->empty()) return std::nullopt;
+  try {
+    load_padded(keybuf, *rec.key);
+    path.clear();
+    path_root = "key";
+    Frame fr = unwrap(*rec.key, keybuf, true);
+    std::shared_ptr<const SchemaNode> schema;
+    if (fr.wrapper && !fr.schema_null && fr.schema.present()) {
+      schema = cached(key_schemas, rec.topic, fr.schema.view(), [](std::string_view t) { return compile_schema(t); });
+    }
+    if (fr.wrapper && trim_token(fr.payload.view()) == "null") return std::nullopt;
+    convert_row(fr.payload, keybuf, schema ? schema.get() : nullptr, key_b, fr.wrapper ? "key.payload" : "key");
+    for (const auto& c : key_b.cols) key_names.emplace_back(key_b.name(c));
+  } catch (const Failure& f) {
+    key_b.clear();
+    key_names.clear();
+    return f;
+  } catch (const simdjson::simdjson_error& e) {
+    key_b.clear();
+    key_names.clear();
+    return Failure{DecodeErrorCode::InvalidJson, "key", "a JSON object key", e.what()};
+  }
+  return std::nullopt;
+}
+
+void Decoder::Impl::identity_from_topic(std::string_view topic, Change& c) {
+  // <prefix>.<db>.<table>, <prefix>.<schema>.<table> (PostgreSQL, Oracle),
+  // <prefix>.<db>.<schema>.<table> (SQL Server).
+  std::array<std::string_view, 4> parts;  // the first three and the last
+  size_t n = 0, start = 0;
+  for (size_t i = 0; i <= topic.size(); ++i) {
+    if (i == topic.size() || topic[i] == '.') {
+      parts[n < 3 ? n : 3] = topic.substr(start, i - start);
+      ++n;
+      start = i + 1;
+    }
+  }
+  const std::string_view last = n <= 3 ? parts[n - 1] : parts[3];
+  if (c.table.empty()) c.table.assign(last);
+  if (c.db.empty() && n >= 3) c.db.assign(parts[1]);
+  if (c.schema.empty() && n >= 4) c.schema.assign(parts[2]);
+}
+
+void Decoder::Impl::resolve_key_columns(Change& c) {
+  c.key_columns.clear();
+  if (opt.table_options) {
+    // Asked once per source table, not per record: the answer only depends
+    // on the identity (and the hook may route, which is not free).
+    if (!table_opts_valid || c.db != table_opts_db || c.schema != table_opts_schema || c.table != table_opts_table) {
+      table_opts_last = opt.table_options(c);
+      table_opts_db.assign(c.db);
+      table_opts_schema.assign(c.schema);
+      table_opts_table.assign(c.table);
+      table_opts_valid = true;
+    }
+    table_opts = table_opts_last;
+    if (table_opts != nullptr && !table_opts->key_columns.empty()) {
+      c.key_columns = table_opts->key_columns;
+      return;
+    }
+  }
+  if (!opt.key_columns.empty()) {
+    scratch2.assign(c.db);
+    scratch2.push_back('.');
+    scratch2.append(c.table);
+    auto it = opt.key_columns.find(scratch2);
+    if (it != opt.key_columns.end()) {
+      c.key_columns = it->second;
+      return;
+    }
+  }
+  for (const auto& n : key_names) c.key_columns.push_back(n);
+}
+
+// Before-key != after-key? Only decidable when both images carry every key column.
+bool Decoder::Impl::key_changed(const Change& c) const {
+  if (c.key_columns.empty() || !before_b.present) return false;
+  for (const auto& k : c.key_columns) {
+    const Col* b = before_b.find(k);
+    const Col* a = after_b.find(k);
+    if (b == nullptr || a == nullptr) return false;
+    if (before_b.value(*b) != after_b.value(*a)) return true;
+  }
+  return false;
+}
+
+void Decoder::Impl::delete_from_key(Change& c, const std::optional<Failure>& key_failure) {
+  if (key_b.cols.empty()) {
+    if (key_failure) throw *key_failure;
+    fail(DecodeErrorCode::MissingKey, "a Kafka key holding the primary key (the delete has no before-image)",
+         "key is null");
+  }
+  // Only the key is known: a partial-column delete, so NOT NULL columns
+  // without the value are not an issue (docs/decoding.md).
+  RowBuild& b = key_b;
+  for (auto& col : b.cols) col.toast = false;
+  emit_row(c, b, true, true);
+}
+
+const SchemaNode* Decoder::Impl::hint_for(const Change& c) const {
+  if (!opt.schemaless_types) return nullptr;
+  return opt.schemaless_types(c.db, c.table);
+}
+
+}  // namespace cdc2doris::decode

@@ -1,0 +1,57 @@
+#include "core/pipeline/column_types.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <variant>
+
+#include "core/decode/doris_types.hpp"
+
+namespace cdc2doris::pipeline {
+
+decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router& router, doris::DorisClient& doris) {
+  if (o.schemaless_types) return o;
+  struct State {
+    std::map<Target, std::unique_ptr<decode::SchemaNode>> by_target;  // nullptr: no types
+    decode::Change probe;  // routing input: only the identity is read
+    const decode::SchemaNode* last = nullptr;  // answer for probe's db/table (asked per record)
+    bool have_last = false;
+  };
+  auto st = std::make_shared<State>();
+  o.schemaless_types = [&router, &doris, st](std::string_view db, std::string_view table) -> const decode::SchemaNode* {
+    if (st->have_last && st->probe.db == db && st->probe.table == table) return st->last;
+    st->probe.db.assign(db);
+    st->probe.table.assign(table);
+    st->have_last = false;
+    const auto target = router.route(st->probe);
+    if (!target) {
+      st->last = nullptr;
+      st->have_last = true;
+      return nullptr;
+    }
+    auto it = st->by_target.find(*target);
+    if (it == st->by_target.end()) {
+      std::unique_ptr<decode::SchemaNode> node;
+      auto schema = doris.schema(target->db, target->table);
+      if (const auto* s = std::get_if<doris::TableSchema>(&schema)) {
+        std::vector<decode::DorisColumn> cols;
+        for (const auto& c : s->columns) cols.push_back({c.name, c.type, c.precision, c.scale});
+        node = std::make_unique<decode::SchemaNode>(decode::schema_from_doris(cols, router.settings(*target).epoch_units));
+      } else {
+        const auto& err = std::get<doris::DorisError>(schema);
+        spdlog::warn("schemaless records for {}: no column types ({}); values are loaded as they arrive",
+                     target->name(), err.what());
+        // A transient failure is asked again (its loads fail too and are
+        // re-read); only a final answer (no such table) is remembered.
+        if (err.disposition() == Disposition::Retry) return nullptr;
+      }
+      it = st->by_target.emplace(*target, std::move(node)).first;
+    }
+    st->last = it->second.get();
+    st->have_last = true;
+    return st->last;
+  };
+  return o;
+}
+
+}  // namespace cdc2doris::pipeline

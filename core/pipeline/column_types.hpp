@@ -1,0 +1,21 @@
+#pragma once
+// Schemaless records (JsonConverter schemas.enable=false) are typed by the
+// columns of their Doris target table (docs/decoding.md, "Schemaless records").
+#include <memory>
+
+#include "core/decode/decoder.hpp"
+#include "core/doris/client.hpp"
+#include "core/pipeline/router.hpp"
+
+namespace cdc2doris::pipeline {
+
+// Installs DecoderOptions::schemaless_types: the record's source table is
+// routed to its target, whose columns come from DorisClient::schema() (GET
+// /api/{db}/{table}/_schema) once per target and are compiled with the
+// target's epoch_units. A target whose schema cannot be read gets no types
+// (its values are copied as they arrive, and strict mode judges them); a
+// transient failure is asked again at the next record.
+// `router` and `doris` must outlive the decoder. An installed hook is kept.
+decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router& router, doris::DorisClient& doris);
+
+}  // namespace cdc2doris::pipeline

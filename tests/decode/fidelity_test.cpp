@@ -1,0 +1,363 @@
+// Values land in Doris exactly as the source holds them (issue 12): zone
+// rules past the last stored transition, JSON scalars, deletes under
+// REPLICA IDENTITY DEFAULT, and errors that name the right part of a record.
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "core/decode/decoder.hpp"
+#include "core/decode/doris_types.hpp"
+#include "tests/doris_emulator/engine.hpp"
+
+using namespace cdc2doris::decode;
+
+namespace {
+
+struct Run {
+  Decoder dec;
+  Change change;
+  explicit Run(DecoderOptions o = {}) : dec(std::move(o)) {}
+  std::optional<DecodeError> operator()(std::optional<std::string_view> value, std::optional<std::string_view> key = std::nullopt,
+                                        std::string_view topic = "pg.public.t", int64_t offset = 7) {
+    KafkaRecord r;
+    r.topic = topic;
+    r.partition = 0;
+    r.offset = offset;
+    r.key = key;
+    r.value = value;
+    return dec.decode(r, change);
+  }
+  std::string row(size_t i = 0) const { return i < change.rows.size() ? change.rows[i].json : "<none>"; }
+};
+
+const std::string kPgSource =
+    R"("source":{"version":"3.6.1.Final","connector":"postgresql","name":"pg","ts_ms":1700000000000,"snapshot":"false","db":"shop","schema":"public","table":"t","txId":771,"lsn":24023128})";
+
+// A schema envelope of a row with one column `v` of the given Connect type.
+std::string one_column(std::string_view column_schema, std::string_view op, std::string_view before, std::string_view after) {
+  const std::string row = R"({"type":"struct","optional":true,"name":"pg.public.t.Value","fields":[{"type":"int32","optional":false,"field":"id"},)" +
+                          std::string(column_schema) + "]";
+  const std::string schema = R"({"type":"struct","fields":[)" + row + R"(,"field":"before"},)" + row +
+                             R"(,"field":"after"},{"type":"struct","fields":[{"type":"string","optional":false,"field":"connector"}],"optional":false,"name":"io.debezium.connector.postgresql.Source","field":"source"},{"type":"string","optional":false,"field":"op"}],"optional":false,"name":"pg.public.t.Envelope"})";
+  return R"({"schema":)" + schema + R"(,"payload":{"before":)" + std::string(before) + R"(,"after":)" + std::string(after) + "," +
+         kPgSource + R"(,"op":")" + std::string(op) + R"("}})";
+}
+
+std::string zoned_row(const char* zone, std::string_view instant) {
+  DecoderOptions o;
+  o.time_zone = zone;
+  Run run(o);
+  const auto err = run(one_column(R"({"type":"string","optional":true,"name":"io.debezium.time.ZonedTimestamp","field":"v"})", "c", "null",
+                                  R"({"id":1,"v":")" + std::string(instant) + R"("})"));
+  if (err) return err->message();
+  return run.row();
+}
+
+}  // namespace
+
+TEST_CASE("Zoned timestamps after the tz file's last transition follow its POSIX rule", "[decode][zoned][issue12]") {
+  // tzif files list transitions up to 2037 at most ("slim" files far fewer);
+  // later instants are governed by the footer's rule (CET-1CEST,M3.5.0,M10.5.0/3).
+  CHECK(zoned_row("Europe/Berlin", "2040-07-01T12:00:00Z") == R"({"id":1,"v":"2040-07-01 14:00:00","__DORIS_DELETE_SIGN__":0})");
+  CHECK(zoned_row("Europe/Berlin", "2040-01-15T12:00:00Z") == R"({"id":1,"v":"2040-01-15 13:00:00","__DORIS_DELETE_SIGN__":0})");
+  CHECK(zoned_row("Europe/Berlin", "2100-07-01T00:30:00.5Z") == R"({"id":1,"v":"2100-07-01 02:30:00.500000","__DORIS_DELETE_SIGN__":0})");
+  // A zone whose rule changed: Greenland moved to -02 with DST to -01 from
+  // 2024 (tzdata 2023c); summer 2040 is -01.
+  CHECK(zoned_row("America/Nuuk", "2040-07-01T12:00:00Z") == R"({"id":1,"v":"2040-07-01 11:00:00","__DORIS_DELETE_SIGN__":0})");
+  CHECK(zoned_row("America/Nuuk", "2040-01-15T12:00:00Z") == R"({"id":1,"v":"2040-01-15 10:00:00","__DORIS_DELETE_SIGN__":0})");
+  // Unchanged where the stored transitions apply.
+  CHECK(zoned_row("Europe/Berlin", "2024-10-27T00:30:00Z") == R"({"id":1,"v":"2024-10-27 02:30:00","__DORIS_DELETE_SIGN__":0})");
+  CHECK(zoned_row("Europe/Berlin", "1969-07-01T12:00:00Z") == R"({"id":1,"v":"1969-07-01 13:00:00","__DORIS_DELETE_SIGN__":0})");
+}
+
+TEST_CASE("Invalid time zone names are rejected when the decoder is built", "[decode][zoned][issue12]") {
+  for (const char* bad : {"Mars/Olympus", "Europe/Berlinx", "../etc/passwd", "Europe/"}) {
+    DecoderOptions o;
+    o.time_zone = bad;
+    CHECK_THROWS_AS(Decoder(o), std::invalid_argument);
+  }
+  for (const char* good : {"UTC", "Etc/UTC", "Asia/Shanghai", "America/Sao_Paulo"}) {
+    DecoderOptions o;
+    o.time_zone = good;
+    CHECK_NOTHROW(Decoder(o));
+  }
+}
+
+namespace {
+
+// The emulator's Doris engine (same value semantics as Doris: a string
+// loaded into a JSON column is parsed as JSON text, a delete sign deletes by
+// key, partial rows update only their columns).
+struct Doris {
+  cdc2doris::emu::Engine e{cdc2doris::emu::Config{}};
+  explicit Doris(const std::string& ddl) {
+    e.recover();
+    e.execute_sql("", "CREATE DATABASE IF NOT EXISTS d");
+    e.execute_sql("d", ddl);
+  }
+  // One Stream Load of decoded rows, with the headers cdc2doris sends.
+  void load(const std::string& table, const std::vector<Row>& rows) {
+    std::string body;
+    for (const auto& r : rows) body += r.json + "\n";
+    cdc2doris::emu::LoadRequest r;
+    r.db = "d";
+    r.table = table;
+    r.headers = {{"format", "json"}, {"read_json_by_line", "true"}, {"strict_mode", "true"}};
+    if (rows.front().partial_columns.empty()) {
+      r.headers["hidden_columns"] = "__DORIS_DELETE_SIGN__";
+    } else {
+      std::string cols;
+      for (const auto& c : rows.front().partial_columns) cols += (cols.empty() ? "" : ",") + c;
+      r.headers["partial_columns"] = "true";
+      r.headers["columns"] = cols;
+    }
+    r.authorization = "Basic cm9vdDo=";
+    r.content_length = static_cast<int64_t>(body.size());
+    cdc2doris::emu::Reply early;
+    auto l = e.start_load(r, &early);
+    INFO(early.body);
+    REQUIRE(l);
+    l->feed(body.data(), body.size());
+    const std::string reply = l->finish().body;
+    INFO(reply);
+    REQUIRE(reply.find("\"Status\": \"Success\"") != std::string::npos);
+  }
+  std::vector<std::string> rows(const std::string& table) {
+    std::vector<std::string> out;
+    const std::string s = *e.rows_jsonl("d", table);
+    for (size_t p = 0; p < s.size();) {
+      const auto nl = s.find('\n', p);
+      out.push_back(s.substr(p, nl - p));
+      p = nl == std::string::npos ? s.size() : nl + 1;
+    }
+    return out;
+  }
+};
+
+const char* kJsonColumn = R"({"type":"string","optional":true,"name":"io.debezium.data.Json","version":1,"field":"v"})";
+
+}  // namespace
+
+TEST_CASE("Every kind of JSON value reaches a Doris JSON column as the source holds it", "[decode][json][issue12]") {
+  // Debezium carries json/jsonb as a string of JSON text; `null` (no quotes)
+  // is SQL NULL, "null" the JSON null.
+  struct Case {
+    const char* debezium;  // the after.v token
+    const char* in_doris;  // the stored JSON value (emulator rows_jsonl)
+  };
+  const Case cases[] = {
+      {R"("{\"k\": [1, 2.50, \"x\"]}")", R"({"k":[1,2.50,"x"]})"},
+      {R"("[1, \"two\", null]")", R"([1,"two",null])"},
+      {R"("\"just a string\"")", R"("just a string")"},
+      {R"("\"{\\\"looks\\\": \\\"like an object\\\"}\"")", R"("{\"looks\": \"like an object\"}")"},
+      {R"("12.5")", "12.5"},
+      {R"("true")", "true"},
+      {R"("null")", "null"},
+      {"null", "null"},
+  };
+  Run run;
+  std::vector<Row> decoded;
+  int id = 0;
+  for (const auto& c : cases) {
+    INFO(c.debezium);
+    const std::string after = R"({"id":)" + std::to_string(++id) + R"(,"v":)" + c.debezium + "}";
+    REQUIRE_FALSE(run(one_column(kJsonColumn, "c", "null", after)));
+    decoded.push_back(run.change.rows.at(0));
+  }
+  Doris doris("CREATE TABLE t (id INT, v JSON) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  doris.load("t", decoded);
+  const auto rows = doris.rows("t");
+  REQUIRE(rows.size() == std::size(cases));
+  id = 0;
+  for (const auto& c : cases) {
+    INFO(c.debezium);
+    // Compared as JSON values: the emulator prints numbers its own way (2.5E0).
+    CHECK(boost::json::parse(rows[static_cast<size_t>(id)]) ==
+          boost::json::parse(R"({"id":)" + std::to_string(id + 1) + R"(,"v":)" + c.in_doris + "}"));
+    ++id;
+  }
+}
+
+TEST_CASE("A JSON column whose text is not one JSON value is a bad record, not a NULL", "[decode][json][issue12]") {
+  Run run;
+  for (const char* bad : {R"("{not json")", R"("1 2")", R"("")", R"("\"unterminated")"}) {
+    INFO(bad);
+    const auto err = run(one_column(kJsonColumn, "c", "null", std::string(R"({"id":1,"v":)") + bad + "}"));
+    REQUIRE(err);
+    CHECK(err->code == DecodeErrorCode::TypeMismatch);
+    CHECK(err->path == "value.payload.after.v");
+  }
+}
+
+TEST_CASE("Errors in the value name the value and where in it, even when the key was parsed first", "[decode][errors][issue19]") {
+  Run run;
+  const std::string_view key = R"({"id":-1})";
+  auto err = run(std::string_view(R"({"before":null,"after":{"id":)"), key);
+  REQUIRE(err);
+  CHECK(err->code == DecodeErrorCode::InvalidJson);
+  CHECK(err->path == "value");
+  CHECK(err->detail == "truncated or trailing content: it ends at byte 28 of 29 with ':'");
+
+  // A structural error inside the payload: the byte offset of the offending token.
+  err = run(std::string_view(R"({"before":null,"after":{"id":1,,"x":1},"op":"c"})"), key);
+  REQUIRE(err);
+  CHECK(err->path == "value.after");
+  CHECK(err->detail.find("(at byte 31 of the value)") != std::string::npos);
+
+  // Wrapped: the same, and the key (also a wrapper) stays out of it.
+  err = run(std::string_view(R"({"schema":null,"payload":{"before":null,"after":{"id":1 "x":1},"op":"c"}})"),
+            std::string_view(R"({"schema":null,"payload":{"id":-1}})"));
+  REQUIRE(err);
+  CHECK(err->path == "value.payload.after");
+  CHECK(err->detail.find("(at byte 56 of the value)") != std::string::npos);
+
+  // A broken key alone is still named as the key (when a delete needs it).
+  err = run(std::string_view(R"({"before":null,"after":null,"op":"d"})"), std::string_view(R"({"id":)"));
+  REQUIRE(err);
+  CHECK(err->path.rfind("key", 0) == 0);
+}
+
+namespace {
+
+// PostgreSQL table t (id int primary key, name text not null, qty int not null,
+// doc jsonb not null, note text) as Debezium 3.6 sends it.
+const std::string kDefaultsColumns =
+    R"({"type":"string","optional":false,"field":"name"},{"type":"int32","optional":false,"field":"qty"},)"
+    R"({"type":"string","optional":false,"name":"io.debezium.data.Json","version":1,"field":"doc"},)"
+    R"({"type":"string","optional":true,"field":"note"})";
+const char* kDefaultsDdl =
+    "CREATE TABLE t (id INT NOT NULL, name STRING NOT NULL, qty INT NOT NULL, doc JSON NOT NULL, note STRING) "
+    "UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1";
+
+}  // namespace
+
+TEST_CASE("A REPLICA IDENTITY DEFAULT delete (key plus type defaults) deletes by key", "[decode][delete][issue12]") {
+  Run run;
+  const std::string_view key = R"({"id":5})";
+  Doris doris(kDefaultsDdl);
+  REQUIRE_FALSE(run(one_column(kDefaultsColumns, "c", "null", R"({"id":5,"name":"Anne","qty":3,"doc":"{\"a\": 1}","note":"x"})"), key));
+  doris.load("t", run.change.rows);
+  REQUIRE_FALSE(run(one_column(kDefaultsColumns, "c", "null", R"({"id":6,"name":"Bob","qty":1,"doc":"[]","note":null})"), key));
+  doris.load("t", run.change.rows);
+  REQUIRE(doris.rows("t").size() == 2);
+
+  // Debezium 3.6: the key, "" / 0 for NOT NULL columns, null for the rest.
+  // Here the jsonb default "" is no JSON text: it must not fail the delete.
+  REQUIRE_FALSE(run(one_column(kDefaultsColumns, "d", R"({"id":5,"name":"","qty":0,"doc":"","note":null})", "null"), key));
+  REQUIRE(run.change.rows.size() == 1);
+  CHECK(run.row() == R"({"id":5,"__DORIS_DELETE_SIGN__":1})");
+  CHECK(run.change.rows[0].partial_columns == std::vector<std::string>{"id", "__DORIS_DELETE_SIGN__"});
+  doris.load("t", run.change.rows);
+  CHECK(doris.rows("t") == std::vector<std::string>{R"({"id":6,"name":"Bob","qty":1,"doc":[],"note":null})"});
+
+  // Defaults that do convert: a full row with sign 1, and the values do not matter.
+  REQUIRE_FALSE(run(one_column(kDefaultsColumns, "d", R"({"id":6,"name":"","qty":0,"doc":"{}","note":null})", "null"),
+                    std::string_view(R"({"id":6})")));
+  CHECK(run.row() == R"({"id":6,"name":"","qty":0,"doc":"{}","note":null,"__DORIS_DELETE_SIGN__":1})");
+  doris.load("t", run.change.rows);
+  CHECK(doris.rows("t").empty());
+}
+
+TEST_CASE("A delete whose key column does not convert is still a bad record", "[decode][delete][issue12]") {
+  Run run;
+  const std::string key_schema = R"({"type":"string","optional":false,"name":"io.debezium.data.Json","version":1,"field":"k"})";
+  const auto err = run(one_column(key_schema, "d", R"({"id":5,"k":""})", "null"), std::string_view(R"({"id":5,"k":""})"));
+  REQUIRE(err);
+  CHECK(err->code == DecodeErrorCode::TypeMismatch);
+  CHECK(err->path == "value.payload.before.k");
+}
+
+// ------------------------------------------------ schemaless, typed by Doris
+
+namespace {
+
+const std::vector<DorisColumn> kDorisColumns = {
+    {"id", "INT", std::nullopt, std::nullopt},
+    {"amount", "DECIMALV3", 10, 2},
+    {"born", "DATEV2", std::nullopt, std::nullopt},
+    {"created", "DATETIMEV2", std::nullopt, 6},   // MySQL DATETIME(3): epoch ms
+    {"updated", "DATETIMEV2", std::nullopt, 6},   // timestamptz: ISO instant with a zone
+    {"seen_us", "DATETIMEV2", std::nullopt, 6},   // MicroTimestamp near 1970: unit set explicitly
+    {"doc", "JSONB", std::nullopt, std::nullopt},
+    {"name", "VARCHAR", std::nullopt, std::nullopt},
+};
+
+std::string schemaless_pg(std::string_view op, std::string_view before, std::string_view after) {
+  return R"({"before":)" + std::string(before) + R"(,"after":)" + std::string(after) + "," + kPgSource + R"(,"op":")" +
+         std::string(op) + R"("})";
+}
+
+}  // namespace
+
+TEST_CASE("Schemaless records are typed by their Doris target columns", "[decode][schemaless][issue12]") {
+  const SchemaNode row = schema_from_doris(kDorisColumns, {{"seen_us", EpochUnit::Micros}});
+  DecoderOptions o;
+  o.time_zone = "Europe/Berlin";
+  o.schemaless_types = [&](std::string_view db, std::string_view table) -> const SchemaNode* {
+    return db == "shop" && table == "t" ? &row : nullptr;
+  };
+  Run run(o);
+  // -123.45 as base64 two's complement (scale from the Doris column), 2024-04-12
+  // as days, 2024-04-12 10:30:00.123 as epoch ms, an instant with Z, 1970-01-02 as µs.
+  const std::string after =
+      R"({"id":1,"amount":"z8c=","born":19825,"created":1712917800123,"updated":"2024-07-01T10:00:00.5Z",)"
+      R"("seen_us":86400000001,"doc":"\"just a string\"","name":"Anne"})";
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", after), std::string_view(R"({"id":1})")));
+  CHECK(run.row() ==
+        R"({"id":1,"amount":"-123.45","born":"2024-04-12","created":"2024-04-12 10:30:00.123000",)"
+        R"("updated":"2024-07-01 12:00:00.500000","seen_us":"1970-01-02 00:00:00.000001","doc":"\"just a string\"",)"
+        R"("name":"Anne","__DORIS_DELETE_SIGN__":0})");
+
+  // Other wire forms of the same types: NUMERIC and string decimals, ISO
+  // dates, wall clocks without zone, µs and ns by magnitude.
+  const std::string after2 =
+      R"({"id":2,"amount":12.5,"born":"2024-04-12","created":"2024-04-12T10:30:00","updated":1712917800123456,)"
+      R"("seen_us":null,"doc":"{\"a\": 1}","name":null})";
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", after2), std::string_view(R"({"id":2})")));
+  CHECK(run.row() ==
+        R"({"id":2,"amount":"12.5","born":"2024-04-12","created":"2024-04-12 10:30:00","updated":"2024-04-12 10:30:00.123456",)"
+        R"("seen_us":null,"doc":"{\"a\": 1}","name":null,"__DORIS_DELETE_SIGN__":0})");
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":3,"amount":"-0.5","updated":1712917800123456789})")));
+  CHECK(run.row() == R"({"id":3,"amount":"-0.5","updated":"2024-04-12 10:30:00.123456789","__DORIS_DELETE_SIGN__":0})");
+
+  // And Doris (strict mode) takes them.
+  std::vector<Row> rows;
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", after), std::string_view(R"({"id":1})")));
+  rows.push_back(run.change.rows.at(0));
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", after2), std::string_view(R"({"id":2})")));
+  rows.push_back(run.change.rows.at(0));
+  Doris doris(
+      "CREATE TABLE t (id INT, amount DECIMAL(10,2), born DATE, created DATETIME(6), updated DATETIME(6), "
+      "seen_us DATETIME(6), doc JSON, name STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  doris.load("t", rows);
+  CHECK(doris.rows("t").size() == 2);
+}
+
+TEST_CASE("A schemaless value its Doris column type cannot take is a bad record, not a NULL", "[decode][schemaless][issue12]") {
+  const SchemaNode row = schema_from_doris(kDorisColumns);
+  DecoderOptions o;
+  o.schemaless_types = [&](std::string_view, std::string_view) -> const SchemaNode* { return &row; };
+  Run run(o);
+  struct Case {
+    const char* column;
+    const char* value;
+    const char* expected;
+  };
+  for (const auto& c : {Case{"amount", R"("not a decimal!")", "for Doris DECIMALV3"},
+                        Case{"amount", "true", "for Doris DECIMALV3"},
+                        Case{"born", R"("yesterday")", "epoch days or an ISO date for Doris DATEV2"},
+                        Case{"created", R"("2024-13-01 00:00:00")", "an epoch integer or an ISO timestamp for Doris DATETIMEV2"},
+                        Case{"created", "[1]", "an epoch integer or an ISO timestamp for Doris DATETIMEV2"},
+                        Case{"doc", R"("{broken")", "JSON text"}}) {
+    INFO(c.column << " = " << c.value);
+    const auto err = run(schemaless_pg("c", "null", std::string(R"({"id":1,")") + c.column + R"(":)" + c.value + "}"), std::nullopt,
+                         "pg.public.t", 41);
+    REQUIRE(err);
+    CHECK(err->code == DecodeErrorCode::TypeMismatch);
+    CHECK(err->path == std::string("value.after.") + c.column);
+    CHECK(err->offset == 41);
+    CHECK(err->expected.find(c.expected) != std::string::npos);
+  }
+}
