@@ -35,11 +35,12 @@ std::string doris_ddl(const std::string& table, const std::vector<std::pair<std:
 
 std::string expected_expr(const Column& c) {
   std::string out;
-  for (char ch : c.expected) {
-    if (ch == '$')
+  for (size_t i = 0; i < c.expected.size(); ++i) {
+    // '$' right after a quote is a JSON path root ('$'), not the column.
+    if (c.expected[i] == '$' && (i == 0 || c.expected[i - 1] != '\''))
       out += c.name;
     else
-      out += ch;
+      out += c.expected[i];
   }
   return out;
 }

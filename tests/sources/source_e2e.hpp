@@ -20,7 +20,8 @@ struct Column {
   std::string name;
   std::string source_type;  // DDL type in the source
   std::string doris_type;   // the recommended Doris column type (docs/decoding.md)
-  // Source-side SQL rendering the column as Doris holds it; `$` is the column.
+  // Source-side SQL rendering the column as Doris holds it; `$` is the column
+  // (except right after a quote: `'$'` stays a JSON path).
   std::string expected;
   // SQL literals; row i of the type matrix takes values[i % size].
   std::vector<std::string> values;

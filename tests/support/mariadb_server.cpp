@@ -68,10 +68,13 @@ std::string MariaDbServer::sql(const std::string& db, const std::string& sql) co
     std::ofstream f(file, std::ios::binary);
     f << sql;
   }
-  std::vector<std::string> argv{"mariadb", "--no-defaults", "-S", (dir_ / "mysqld.sock").string(), "-u", "root",
-                                "--default-character-set=utf8mb4", "-N", "-B", "--raw",
-                                "--execute=source " + file.string()};
-  if (!db.empty()) argv.push_back(db);
+  // The script comes on stdin: in batch mode the client then stops at the
+  // first error and exits non-zero (`source` would go on after an error).
+  std::string cmd = "exec mariadb --no-defaults -S '" + (dir_ / "mysqld.sock").string() +
+                    "' -u root --default-character-set=utf8mb4 -N -B --raw";
+  if (!db.empty()) cmd += " '" + db + "'";
+  cmd += " < '" + file.string() + "'";
+  std::vector<std::string> argv{"sh", "-c", cmd};
   auto out = run_checked(argv, dir_.path());
   std::error_code ec;
   std::filesystem::remove(file, ec);
