@@ -33,14 +33,15 @@ std::string doris_ddl(const std::string& table, const std::vector<std::pair<std:
          ") BUCKETS 1 PROPERTIES (\"replication_num\" = \"1\", \"enable_unique_key_merge_on_write\" = \"true\")";
 }
 
-std::string expected_expr(const Column& c) {
+std::string expected_expr(const Column& c, bool schemas) {
+  const std::string& e = schemas || c.plain_expected.empty() ? c.expected : c.plain_expected;
   std::string out;
-  for (size_t i = 0; i < c.expected.size(); ++i) {
+  for (size_t i = 0; i < e.size(); ++i) {
     // '$' right after a quote is a JSON path root ('$'), not the column.
-    if (c.expected[i] == '$' && (i == 0 || c.expected[i - 1] != '\''))
+    if (e[i] == '$' && (i == 0 || e[i - 1] != '\''))
       out += c.name;
     else
-      out += c.expected[i];
+      out += e[i];
   }
   return out;
 }
@@ -224,6 +225,7 @@ std::map<std::string, json::object> by_key(const std::vector<std::string>& lines
 
 std::string compare_rows(const std::vector<std::string>& source, const std::vector<std::string>& doris,
                          const std::vector<std::string>& key, size_t max_diffs) {
+  if (const char* env = std::getenv("CDC2DORIS_SOURCE_MAX_DIFFS")) max_diffs = std::stoul(env);
   auto s = by_key(source, key, "source");
   auto d = by_key(doris, key, "Doris");
   std::string out;

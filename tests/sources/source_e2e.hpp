@@ -25,14 +25,24 @@ struct Column {
   std::string expected;
   // SQL literals; row i of the type matrix takes values[i % size].
   std::vector<std::string> values;
+  // Where JsonConverter without schemas needs another Doris type (a logical
+  // type Doris has no column for, e.g. a time of day as microseconds), that
+  // type and its rendering; empty = as above.
+  std::string plain_doris_type = "";
+  std::string plain_expected = "";
+
+  const std::string& doris(bool schemas) const {
+    return schemas || plain_doris_type.empty() ? doris_type : plain_doris_type;
+  }
 };
 
 // CREATE TABLE for Doris (UNIQUE KEY, merge-on-write) with `key` first.
 std::string doris_ddl(const std::string& table, const std::vector<std::pair<std::string, std::string>>& key,
                       const std::vector<std::pair<std::string, std::string>>& cols);
 
-// The expression list with `$` replaced by the column name.
-std::string expected_expr(const Column& c);
+// The expected expression (schemaless variant if `schemas` is false) with
+// `$` replaced by the column name.
+std::string expected_expr(const Column& c, bool schemas = true);
 
 // One cdc2doris process consuming `topic_regex` into Doris db `target_db`.
 class Daemon {
@@ -62,7 +72,8 @@ std::string wait_committed(Emulator& emu, Daemon& d, const std::map<std::string,
 
 // Compares rows given as JSON lines (source: from the database's JSON
 // rendering; doris: Emulator::rows) keyed by `key` columns. Returns "" when
-// equal, else a readable list of differences (at most `max_diffs`).
+// equal, else a readable list of differences (at most `max_diffs`, or
+// CDC2DORIS_SOURCE_MAX_DIFFS).
 std::string compare_rows(const std::vector<std::string>& source, const std::vector<std::string>& doris,
                          const std::vector<std::string>& key, size_t max_diffs = 20);
 
