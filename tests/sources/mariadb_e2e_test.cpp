@@ -329,7 +329,10 @@ struct Scenario {
       std::vector<std::pair<std::string, std::string>> cols;
       for (const auto& c : matrix) cols.emplace_back(c.name, c.doris(m.schemas));
       emu->sql(m.doris_db, doris_ddl("types", {{"id", "INT"}}, cols));
-      for (const auto& t : work_tables()) emu->sql(m.doris_db, doris_ddl(t.name, t.key, t.cols));
+      // w_orders orders its rows by the source position (binlog position /
+      // LSN) in a Doris sequence column, configured under the target name.
+      for (const auto& t : work_tables())
+        emu->sql(m.doris_db, doris_ddl(t.name, t.key, t.cols, t.name == "w_orders" ? "src_pos" : ""));
       emu->sql(m.doris_db, "CREATE TABLE marker (id INT NOT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
     }
 
@@ -364,7 +367,10 @@ struct Scenario {
 
     for (const auto& m : kModes)
       daemons[m.prefix] = std::make_unique<Daemon>("daemon-" + m.prefix, broker.bootstrap(),
-                                                   "^" + m.prefix + "\\\\..*", emu->fe(), m.doris_db);
+                                                   "^" + m.prefix + "\\\\..*", emu->fe(), m.doris_db,
+                                                   "  tables:\n    " + m.doris_db + ".w_orders:\n"
+                                                   "      sequence_col: src_pos\n"
+                                                   "      sequence_from_source_position: true\n");
 
     std::string stream;
     for (int r = kMatrixRows; r < 2 * kMatrixRows; ++r) stream += matrix_insert(matrix, r, 3);
@@ -480,8 +486,14 @@ void check_mode(const Mode& m) {
     for (const auto& k : t.key) key.push_back(k.first);
     const auto src = source_rows(*s.db, t.name, t.expected);
     workload_rows += src.size();
-    const auto diff = compare_rows(src, s.emu->rows(m.doris_db, t.name), key);
+    const auto doris_rows = s.emu->rows(m.doris_db, t.name);
+    const auto diff = compare_rows(src, doris_rows, key);
     CHECK(diff == "");
+    if (t.name == "w_orders") {  // the sequence column is set by the target-keyed setting
+      size_t unset = 0;
+      for (const auto& r : doris_rows) unset += r.find("\"src_pos\":null") != std::string::npos;
+      CHECK(unset == 0);
+    }
     if (!diff.empty()) dump_topic(m.prefix + ".src." + t.name, ends);
   }
   size_t records = 0;

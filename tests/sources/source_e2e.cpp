@@ -19,7 +19,7 @@ namespace cdc2doris::test::sources {
 namespace json = boost::json;
 
 std::string doris_ddl(const std::string& table, const std::vector<std::pair<std::string, std::string>>& key,
-                      const std::vector<std::pair<std::string, std::string>>& cols) {
+                      const std::vector<std::pair<std::string, std::string>>& cols, const std::string& sequence_col) {
   std::string s = "CREATE TABLE " + table + " (";
   std::string keys;
   bool first = true;
@@ -29,8 +29,10 @@ std::string doris_ddl(const std::string& table, const std::vector<std::pair<std:
     first = false;
   }
   for (const auto& [n, t] : cols) s += ", " + n + " " + t + " NULL";
+  if (!sequence_col.empty()) s += ", " + sequence_col + " BIGINT NULL";
   return s + ") UNIQUE KEY(" + keys + ") DISTRIBUTED BY HASH(" + key.front().first +
-         ") BUCKETS 1 PROPERTIES (\"replication_num\" = \"1\", \"enable_unique_key_merge_on_write\" = \"true\")";
+         ") BUCKETS 1 PROPERTIES (\"replication_num\" = \"1\", \"enable_unique_key_merge_on_write\" = \"true\"" +
+         (sequence_col.empty() ? "" : ", \"function_column.sequence_col\" = \"" + sequence_col + "\"") + ")";
 }
 
 std::string expected_expr(const Column& c, bool schemas) {
@@ -57,7 +59,7 @@ std::vector<std::string> split_lines(const std::string& s) {
 // ---------------------------------------------------------------- daemon
 
 Daemon::Daemon(const std::string& name, const std::string& bootstrap, const std::string& topic_regex,
-               const std::string& fe, const std::string& target_db, const std::string& extra_yaml)
+               const std::string& fe, const std::string& target_db, const std::string& routing_yaml)
     : dir_("cdc2doris-" + name) {
   admin_ = "127.0.0.1:" + std::to_string(free_port());
   std::ofstream cfg(dir_ / "cdc2doris.yaml");
@@ -68,12 +70,12 @@ Daemon::Daemon(const std::string& name, const std::string& bootstrap, const std:
       << "    topic.metadata.refresh.interval.ms: \"1000\"\n"
       << "doris:\n  fe: [\"" << fe << "\"]\n  user: root\n  password: \"\"\n"
       << "routing:\n  target: \"" << target_db << ".{table}\"\n"
+      << routing_yaml
       << "delivery:\n  label_prefix: " << name << "\n  epoch_interval: 500ms\n"
       << "decoding:\n  time_zone: Europe/Berlin\n"
       << "state:\n  dir: " << (dir_ / "state").string() << "\n"
       << "admin:\n  listen: \"" << admin_ << "\"\n"
-      << "logging:\n  level: info\n"
-      << extra_yaml;
+      << "logging:\n  level: info\n";
   cfg.close();
   const auto log = (dir_ / "daemon.log").string();
   proc_ = std::make_unique<Process>(

@@ -36,19 +36,24 @@ struct Column {
   }
 };
 
-// CREATE TABLE for Doris (UNIQUE KEY, merge-on-write) with `key` first.
+// CREATE TABLE for Doris (UNIQUE KEY, merge-on-write) with `key` first; a
+// non-empty `sequence_col` adds that BIGINT column as the table's sequence
+// column (function_column.sequence_col).
 std::string doris_ddl(const std::string& table, const std::vector<std::pair<std::string, std::string>>& key,
-                      const std::vector<std::pair<std::string, std::string>>& cols);
+                      const std::vector<std::pair<std::string, std::string>>& cols,
+                      const std::string& sequence_col = "");
 
 // The expected expression (schemaless variant if `schemas` is false) with
 // `$` replaced by the column name.
 std::string expected_expr(const Column& c, bool schemas = true);
 
-// One cdc2doris process consuming `topic_regex` into Doris db `target_db`.
+// One cdc2doris process consuming `topic_regex` into Doris db `target_db`
+// (`routing.target: <target_db>.{table}`); `routing_yaml` is added under
+// `routing:` (indented two spaces), e.g. per-table settings.
 class Daemon {
  public:
   Daemon(const std::string& name, const std::string& bootstrap, const std::string& topic_regex,
-         const std::string& fe, const std::string& target_db, const std::string& extra_yaml = "");
+         const std::string& fe, const std::string& target_db, const std::string& routing_yaml = "");
   ~Daemon();
   std::string admin() const { return admin_; }
   std::string log_tail(size_t bytes = 6000) const;
