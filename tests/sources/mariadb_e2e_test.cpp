@@ -14,10 +14,10 @@
 
 #include <fstream>
 #include <random>
-#include <set>
 #include <thread>
 
 #include "tests/sources/source_e2e.hpp"
+#include "tests/sources/workload.hpp"
 #include "tests/support/kafka_broker.hpp"
 #include "tests/support/kafka_connect.hpp"
 #include "tests/support/kafka_util.hpp"
@@ -148,130 +148,6 @@ std::vector<WorkTable> work_tables() {
   };
 }
 
-// The seeded random workload (see postgres_e2e_test.cpp; no TOAST here).
-class Workload {
- public:
-  explicit Workload(uint32_t seed) : rng_(seed) {}
-
-  std::string transactions(int count) {
-    std::string sql;
-    for (int i = 0; i < count; ++i) {
-      const bool rollback = pick(10) == 0;
-      auto orders = orders_;
-      auto lines = lines_;
-      std::string tx = "SET time_zone = '" + kSessionZones[pick(kSessionZones.size())] + "';\nBEGIN;\n";
-      const int ops = 1 + static_cast<int>(pick(3));
-      for (int k = 0; k < ops; ++k) tx += op(orders, lines);
-      if (rollback) {
-        tx += "ROLLBACK;\n";
-      } else {
-        tx += "COMMIT;\n";
-        orders_ = std::move(orders);
-        lines_ = std::move(lines);
-      }
-      sql += tx;
-    }
-    return sql;
-  }
-
- private:
-  size_t pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
-  template <class Set>
-  auto any(const Set& s) {
-    auto it = s.begin();
-    std::advance(it, static_cast<long>(pick(s.size())));
-    return *it;
-  }
-  std::string note() {
-    static const std::vector<std::string> pool = {"'a'", R"('q''uote\\back\nnl')", "'😀x'", "NULL", "''",
-                                                  R"('{"x":1}')"};
-    return pool[pick(pool.size())];
-  }
-  std::string big() { return pick(3) == 0 ? "NULL" : "REPEAT(MD5('" + std::to_string(rng_()) + "'), 200)"; }
-  std::string price() {
-    if (pick(5) == 0) return "NULL";
-    return std::to_string(static_cast<int64_t>(rng_() % 100000000) - 50000000) + "." + std::to_string(10 + pick(90));
-  }
-  std::string ts() {
-    static const std::vector<std::string> pool = {"'2040-07-01 10:00:00'", "'1965-03-28 02:30:00'", "NOW(6)", "NULL",
-                                                  "'0001-01-01 00:00:00.000001'", "'9999-12-31 23:59:59.999999'"};
-    return pool[pick(pool.size())];
-  }
-  std::string doc() {
-    static const std::vector<std::string> pool = {R"('{"k":[1,2]}')", R"('"str"')", "'7'", "'null'", "NULL",
-                                                  R"('{"n":{"m":"ü"}}')"};
-    return pool[pick(pool.size())];
-  }
-
-  std::string op(std::set<int64_t>& orders, std::set<std::pair<int64_t, int>>& lines) {
-    const size_t kind = pick(10);
-    if (orders.empty() || kind < 3) {
-      const int64_t id = next_id_++;
-      orders.insert(id);
-      std::string s = "INSERT INTO w_orders VALUES (" + std::to_string(id) + ", " + std::to_string(pick(1000)) + ", " +
-                      note() + ", " + big() + ", " + price() + ", " + ts() + ", " + doc() + ");\n";
-      for (int l = 0, n = static_cast<int>(pick(3)); l < n; ++l) {
-        lines.insert({id, l});
-        s += "INSERT INTO w_lines VALUES (" + std::to_string(id) + ", " + std::to_string(l) + ", 'sku-" +
-             std::to_string(pick(100)) + "', " + (pick(4) ? std::to_string(pick(100000)) + ".125" : "NULL") + ");\n";
-      }
-      return s;
-    }
-    const int64_t id = any(orders);
-    const std::string where = " WHERE id = " + std::to_string(id) + ";\n";
-    if (kind < 6) {
-      std::vector<std::string> sets;
-      if (pick(2)) sets.push_back("qty = " + std::to_string(pick(1000)));
-      if (pick(2)) sets.push_back("note = " + note());
-      if (pick(4) == 0) sets.push_back("big = " + big());
-      if (pick(2)) sets.push_back("price = " + price());
-      if (pick(2)) sets.push_back("ts = " + ts());
-      if (pick(2)) sets.push_back("doc = " + doc());
-      if (sets.empty()) sets.push_back("qty = qty + 1");
-      std::string s;
-      for (const auto& x : sets) s += (s.empty() ? "" : ", ") + x;
-      return "UPDATE w_orders SET " + s + where;
-    }
-    if (kind < 8) {
-      orders.erase(id);
-      for (auto it = lines.begin(); it != lines.end();) it = it->first == id ? lines.erase(it) : std::next(it);
-      return "DELETE FROM w_lines WHERE order_id = " + std::to_string(id) + ";\nDELETE FROM w_orders" + where;
-    }
-    if (kind == 8 || lines.empty()) {
-      const int64_t to = next_id_++;
-      orders.erase(id);
-      orders.insert(to);
-      std::set<std::pair<int64_t, int>> moved;
-      for (auto it = lines.begin(); it != lines.end();) {
-        if (it->first == id) {
-          moved.insert({to, it->second});
-          it = lines.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      lines.insert(moved.begin(), moved.end());
-      return "UPDATE w_orders SET id = " + std::to_string(to) + where + "UPDATE w_lines SET order_id = " +
-             std::to_string(to) + " WHERE order_id = " + std::to_string(id) + ";\n";
-    }
-    auto [o, l] = any(lines);
-    const std::string lw = " WHERE order_id = " + std::to_string(o) + " AND line = " + std::to_string(l) + ";\n";
-    if (pick(2)) {
-      const int to = 100 + static_cast<int>(next_id_++ % 100000);
-      lines.erase({o, l});
-      lines.insert({o, to});
-      return "UPDATE w_lines SET line = " + std::to_string(to) + lw;
-    }
-    return "UPDATE w_lines SET sku = 'sku-" + std::to_string(pick(100)) + "', amount = " +
-           (pick(4) ? std::to_string(pick(100000)) + ".5" : "NULL") + lw;
-  }
-
-  std::mt19937 rng_;
-  int64_t next_id_ = 1;
-  std::set<int64_t> orders_;
-  std::set<std::pair<int64_t, int>> lines_;
-};
-
 struct Mode {
   std::string prefix;
   std::string doris_db;
@@ -317,7 +193,7 @@ struct Scenario {
 
     const char* seed_env = std::getenv("CDC2DORIS_SOURCE_SEED");
     seed = seed_env ? static_cast<uint32_t>(std::stoul(seed_env)) : std::random_device{}();
-    workload = std::make_unique<Workload>(seed);
+    workload = std::make_unique<Workload>(seed, mariadb_dialect());
     std::string snap;
     for (int r = 0; r < kMatrixRows; ++r) snap += matrix_insert(matrix, r, 0);
     db->sql("src", snap);

@@ -12,11 +12,11 @@
 
 #include <fstream>
 #include <random>
-#include <set>
 #include <sstream>
 #include <thread>
 
 #include "tests/sources/source_e2e.hpp"
+#include "tests/sources/workload.hpp"
 #include "tests/support/kafka_broker.hpp"
 #include "tests/support/kafka_connect.hpp"
 #include "tests/support/postgres_server.hpp"
@@ -166,142 +166,6 @@ std::vector<WorkTable> work_tables() {
   };
 }
 
-// The seeded random workload. Tracks which keys exist so that updates and
-// deletes hit rows; a rolled-back transaction leaves the tracking unchanged.
-class Workload {
- public:
-  explicit Workload(uint32_t seed) : rng_(seed) {}
-
-  std::string transactions(int count) {
-    std::string sql;
-    for (int i = 0; i < count; ++i) {
-      const bool rollback = pick(10) == 0;
-      auto orders = orders_;
-      auto lines = lines_;
-      std::string tx = "BEGIN;\nSET LOCAL TIME ZONE '" + kSessionZones[pick(kSessionZones.size())] + "';\n";
-      const int ops = 1 + static_cast<int>(pick(3));
-      for (int k = 0; k < ops; ++k) tx += op(orders, lines);
-      if (rollback) {
-        tx += "ROLLBACK;\n";
-      } else {
-        tx += "COMMIT;\n";
-        orders_ = std::move(orders);
-        lines_ = std::move(lines);
-      }
-      sql += tx;
-    }
-    return sql;
-  }
-
- private:
-  size_t pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
-  template <class Set>
-  auto any(const Set& s) {
-    auto it = s.begin();
-    std::advance(it, static_cast<long>(pick(s.size())));
-    return *it;
-  }
-  std::string note() {
-    static const std::vector<std::string> pool = {"'a'", R"(E'q''uote\\back\nnl')", "'😀x'", "NULL", "''",
-                                                  R"('{"x":1}')"};
-    return pool[pick(pool.size())];
-  }
-  // ~12 KB of poorly compressible text: stored out of line (TOAST).
-  std::string big() {
-    if (pick(3) == 0) return "NULL";
-    return "(SELECT string_agg(md5(i::text || '" + std::to_string(rng_()) +
-           "'), '') FROM generate_series(1, 380) i)";
-  }
-  std::string price() {
-    if (pick(5) == 0) return "NULL";
-    return std::to_string(static_cast<int64_t>(rng_() % 100000000) - 50000000) + "." +
-           std::to_string(10 + pick(90));
-  }
-  std::string ts() {
-    static const std::vector<std::string> pool = {"'2040-07-01 10:00:00+02'", "'1965-03-28 02:30:00'",
-                                                  "now()", "NULL", "'2024-10-27 02:30:00'", "'2099-06-30 23:59:59.999999Z'"};
-    return pool[pick(pool.size())];
-  }
-  std::string doc() {
-    static const std::vector<std::string> pool = {R"('{"k":[1,2]}')", R"('"str"')", "'7'", "'null'", "NULL",
-                                                  R"('{"n":{"m":"ü"}}')"};
-    return pool[pick(pool.size())];
-  }
-
-  std::string op(std::set<int64_t>& orders, std::set<std::pair<int64_t, int>>& lines) {
-    const size_t kind = pick(10);
-    if (orders.empty() || kind < 3) {  // insert an order, sometimes with lines
-      const int64_t id = next_id_++;
-      orders.insert(id);
-      std::string s = "INSERT INTO w_orders VALUES (" + std::to_string(id) + ", " + std::to_string(pick(1000)) + ", " +
-                      note() + ", " + big() + ", " + price() + ", " + ts() + ", " + doc() + ");\n";
-      for (int l = 0, n = static_cast<int>(pick(3)); l < n; ++l) {
-        lines.insert({id, l});
-        s += "INSERT INTO w_lines VALUES (" + std::to_string(id) + ", " + std::to_string(l) + ", 'sku-" +
-             std::to_string(pick(100)) + "', " + (pick(4) ? std::to_string(pick(100000)) + ".125" : "NULL") + ");\n";
-      }
-      return s;
-    }
-    const int64_t id = any(orders);
-    const std::string where = " WHERE id = " + std::to_string(id) + ";\n";
-    if (kind < 6) {  // update a random subset of columns; big untouched => TOAST placeholder
-      std::vector<std::string> sets;
-      if (pick(2)) sets.push_back("qty = " + std::to_string(pick(1000)));
-      if (pick(2)) sets.push_back("note = " + note());
-      if (pick(4) == 0) sets.push_back("big = " + big());
-      if (pick(2)) sets.push_back("price = " + price());
-      if (pick(2)) sets.push_back("ts = " + ts());
-      if (pick(2)) sets.push_back("doc = " + doc());
-      if (sets.empty()) sets.push_back("qty = qty + 1");
-      std::string s;
-      for (const auto& x : sets) s += (s.empty() ? "" : ", ") + x;
-      return "UPDATE w_orders SET " + s + where;
-    }
-    if (kind < 8) {  // delete an order and its lines
-      orders.erase(id);
-      for (auto it = lines.begin(); it != lines.end();) it = it->first == id ? lines.erase(it) : std::next(it);
-      return "DELETE FROM w_lines WHERE order_id = " + std::to_string(id) + ";\nDELETE FROM w_orders" + where;
-    }
-    if (kind == 8 || lines.empty()) {  // key change of an order (and of its lines)
-      const int64_t to = next_id_++;
-      orders.erase(id);
-      orders.insert(to);
-      std::set<std::pair<int64_t, int>> moved;
-      for (auto it = lines.begin(); it != lines.end();) {
-        if (it->first == id) {
-          moved.insert({to, it->second});
-          it = lines.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      lines.insert(moved.begin(), moved.end());
-      // `big` is rewritten: on a key change Debezium sends the new key's row
-      // as a create whose unchanged TOASTed columns are only the placeholder
-      // (REPLICA IDENTITY DEFAULT), so no consumer can know their values.
-      return "UPDATE w_orders SET id = " + std::to_string(to) + ", big = big || ''" + where +
-             "UPDATE w_lines SET order_id = " +
-             std::to_string(to) + " WHERE order_id = " + std::to_string(id) + ";\n";
-    }
-    // Update a line: key change of `line` or a value change.
-    auto [o, l] = any(lines);
-    const std::string lw = " WHERE order_id = " + std::to_string(o) + " AND line = " + std::to_string(l) + ";\n";
-    if (pick(2)) {
-      const int to = 100 + static_cast<int>(next_id_++ % 100000);
-      lines.erase({o, l});
-      lines.insert({o, to});
-      return "UPDATE w_lines SET line = " + std::to_string(to) + lw;
-    }
-    return "UPDATE w_lines SET sku = 'sku-" + std::to_string(pick(100)) + "', amount = " +
-           (pick(4) ? std::to_string(pick(100000)) + ".5" : "NULL") + lw;
-  }
-
-  std::mt19937 rng_;
-  int64_t next_id_ = 1;
-  std::set<int64_t> orders_;
-  std::set<std::pair<int64_t, int>> lines_;
-};
-
 struct Mode {
   std::string prefix;    // Debezium topic.prefix
   std::string doris_db;  // target Doris database
@@ -348,7 +212,7 @@ struct Scenario {
     // Snapshot part: half the matrix and a first workload slice.
     const char* seed_env = std::getenv("CDC2DORIS_SOURCE_SEED");
     seed = seed_env ? static_cast<uint32_t>(std::stoul(seed_env)) : std::random_device{}();
-    workload = std::make_unique<Workload>(seed);
+    workload = std::make_unique<Workload>(seed, postgres_dialect());
     std::string snap;
     for (int r = 0; r < kMatrixRows; ++r) snap += matrix_insert(matrix, r, 0);
     pg->psql("src", snap);

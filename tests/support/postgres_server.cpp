@@ -32,24 +32,19 @@ PostgresServer::PostgresServer() : dir_("cdc2doris-pg") {
   port_ = free_port();
   auto prefix = as_postgres(dir_.path());
   auto initdb = prefix;
-  for (const char* a : {"initdb", "-D", "", "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8",
-                        "--no-sync", "--no-instructions"})
-    initdb.emplace_back(a);
-  initdb[prefix.size()] = kBin + "initdb";
-  initdb[prefix.size() + 2] = (dir_ / "data").string();
+  initdb.insert(initdb.end(), {kBin + "initdb", "-D", (dir_ / "data").string(), "-U", "postgres", "--auth=trust",
+                               "-E", "UTF8", "--locale=C.UTF-8", "--no-sync", "--no-instructions"});
   auto r = run_command(initdb, dir_.path(), std::chrono::seconds(120));
   if (r.status != 0) throw std::runtime_error("initdb failed (" + std::to_string(r.status) + "): " + r.err + r.out);
 
   auto argv = prefix;
-  argv.push_back(kBin + "postgres");
-  for (const std::string& a : std::vector<std::string>{"-D", (dir_ / "data").string(), "-k", dir_.path().string(), "-p", std::to_string(port_),
-                        "-c", "listen_addresses=127.0.0.1",
-                        // Debezium's pgoutput slots; a few per test binary.
-                        "-c", "wal_level=logical", "-c", "max_wal_senders=10", "-c", "max_replication_slots=10",
-                        // A test database: durability buys nothing, speed does.
-                        "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-                        "-c", "shared_buffers=32MB", "-c", "log_min_messages=warning"})
-    argv.push_back(a);
+  argv.insert(argv.end(), {kBin + "postgres", "-D", (dir_ / "data").string(), "-k", dir_.path().string(), "-p",
+                           std::to_string(port_), "-c", "listen_addresses=127.0.0.1",
+                           // Debezium's pgoutput slots; a few per test binary.
+                           "-c", "wal_level=logical", "-c", "max_wal_senders=10", "-c", "max_replication_slots=10",
+                           // A test database: durability buys nothing, speed does.
+                           "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                           "-c", "shared_buffers=32MB", "-c", "log_min_messages=warning"});
   const auto log = (dir_ / "postgres.log").string();
   server_ = std::make_unique<Process>(ProcessOptions{argv, {}, log, log, ""});
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
