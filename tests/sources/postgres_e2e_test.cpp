@@ -44,6 +44,15 @@ const std::string kTimeTzUtc =
     "'2000-01-01' + ($ AT TIME ZONE 'UTC')::time, 'US') = '000000' THEN '' ELSE '.' || to_char(date '2000-01-01' + "
     "($ AT TIME ZONE 'UTC')::time, 'US') END || 'Z'";
 
+// Bits as Debezium's PostgreSQL connector sends them: the bit string as an
+// unsigned number, bytes least significant first, trailing zero bytes left
+// out (Java's BitSet.toByteArray; all zeros = no bytes), base64.
+const std::string kBitsV = "lpad($::text, 16, '0')::bit(16)::int";
+const std::string kBits2 = "CASE WHEN " + kBitsV + " = 0 THEN '' WHEN " + kBitsV +
+                           " < 256 THEN encode(set_byte('\\x00'::bytea, 0, " + kBitsV +
+                           "), 'base64') ELSE encode(set_byte(set_byte('\\x0000'::bytea, 0, " + kBitsV +
+                           " & 255), 1, " + kBitsV + " >> 8), 'base64') END";
+
 const std::vector<std::string> kHostile = {
     R"('plain')",
     R"(E'quote '' double " backslash \\ slash / end')",
@@ -118,6 +127,13 @@ std::vector<Column> type_matrix() {
       {"c_range", "int4range", "VARCHAR(64)", "$::text", {"'[1,10)'", "'empty'", "NULL"}},
       {"c_oid", "oid", "BIGINT", "$::bigint", {"4294967295", "0", "NULL"}},
       {"c_hstore", "hstore", "JSON", "hstore_to_json($)", {R"('a=>1, "b c"=>NULL')", "''", "NULL"}},
+      {"c_bit10", "bit(10)", "STRING", kBits2, {"B'1000000001'", "B'0000000000'", "NULL", "B'1111111111'"}},
+      {"c_varbit", "bit varying(16)", "STRING", kBits2, {"B'101'", "NULL", "B'1000000000000001'", "B''"}},
+      {"c_citext", "citext", "STRING", "$::text", {"'MiXeD Case'", "NULL", "'ü'"}},
+      {"c_ltree", "ltree", "STRING", "$::text", {"'top.science.astronomy'", "NULL", "''"}},
+      {"c_tsvector", "tsvector", "STRING", "$::text", {"'a fat cat'", "NULL", R"('''quoted'' x:1A')"}},
+      {"c_point", "point", "STRING", "'POINT(' || $[0] || ' ' || $[1] || ')'",
+       {"'(1.5,-2)'", "NULL", "'(0,0)'", "'(-1e+300,1e-300)'"}},
   };
 }
 
@@ -198,7 +214,7 @@ struct Scenario {
     connect = std::make_unique<KafkaConnect>(broker.bootstrap());
     pg = std::make_unique<PostgresServer>();
     pg->psql("postgres", "CREATE DATABASE src;");
-    std::string ddl = "CREATE EXTENSION hstore;\nCREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');\n"
+    std::string ddl = "CREATE EXTENSION hstore;\nCREATE EXTENSION citext;\nCREATE EXTENSION ltree;\nCREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');\n"
                       "CREATE TABLE types (id integer PRIMARY KEY";
     for (const auto& c : matrix) ddl += ",\n  " + c.name + " " + c.source_type;
     ddl += ");\n"
