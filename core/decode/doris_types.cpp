@@ -43,7 +43,10 @@ SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std:
       if (auto it = units.find(c.name); it != units.end()) f.epoch_unit = it->second;
     } else if (t == "JSON" || t == "JSONB") {
       f.type = ConnectType::String;
-      f.logical = Logical::Json;
+      f.logical = Logical::DorisJson;
+    } else if (t == "LARGEINT") {
+      f.type = ConnectType::Bytes;
+      f.logical = Logical::DorisLargeint;
     } else {
       continue;  // copied as it arrives; Doris converts it (strict mode rejects what it cannot)
     }

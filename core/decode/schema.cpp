@@ -124,6 +124,8 @@ SchemaNode compile(const json::value& v, const std::string& path, int depth) {
     case Logical::DorisDecimal:  // never named in a Connect schema (doris_types.cpp)
     case Logical::DorisDate:
     case Logical::DorisDatetime:
+    case Logical::DorisJson:
+    case Logical::DorisLargeint:
       n.logical = Logical::None;
       break;
   }

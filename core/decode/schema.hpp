@@ -40,6 +40,8 @@ enum class Logical : uint8_t {
   DorisDecimal,   // base64 bytes of `scale`, a number, decimal text, {scale, value}
   DorisDate,      // epoch days or an ISO date
   DorisDatetime,  // epoch integer (epoch_unit) or an ISO timestamp, zoned or not
+  DorisJson,      // JSON text in a string, or any other JSON value (sent as its JSON text)
+  DorisLargeint,  // a number, integer text, base64 Decimal bytes of scale 0
 };
 
 // Unit of an epoch integer loaded into a Doris DATETIME column.

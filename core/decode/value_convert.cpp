@@ -339,6 +339,55 @@ void Decoder::Impl::emit_doris_typed(sj::value& v, sj::json_type t, const Schema
       out.push_back('"');
       return;
     }
+    case Logical::DorisJson: {
+      if (t == sj::json_type::string) {  // JSON text, as for io.debezium.data.Json
+        const std::string_view raw = string_token(v);
+        check_json_text(string_value(v), 0);
+        out.append(raw);
+        return;
+      }
+      // Any other value (a PostgreSQL array, a point's {x, y, wkb, srid}
+      // struct, a number) is the JSON value itself: it goes out as its
+      // compact JSON text in a string, which Doris parses into exactly that
+      // value, numbers with their digits. A TOAST placeholder array stays
+      // as it is for the row's partial-update handling.
+      std::string text;
+      bool t_toast = false;
+      emit_generic(v, text, 0, t_toast);
+      if (t_toast) {
+        toast = true;
+        out.append(text);
+        return;
+      }
+      append_json_string(text, out);
+      return;
+    }
+    case Logical::DorisLargeint: {
+      if (t == sj::json_type::number) {
+        const std::string_view raw = number_token(v);
+        if (!is_integer_text(raw)) mismatch("an integer, integer text or base64 Decimal bytes of scale 0", std::string(raw.substr(0, 40)));
+        out.push_back('"');
+        out.append(raw);
+        out.push_back('"');
+        return;
+      }
+      if (t != sj::json_type::string) mismatch("an integer, integer text or base64 Decimal bytes of scale 0", type_name(t));
+      const std::string_view raw = string_token(v);
+      const std::string_view inner = raw.substr(1, raw.size() - 2);
+      // Integer text first, as for DECIMAL: base64 of a non-negative
+      // two's-complement number never starts with a digit.
+      if (is_integer_text(inner)) {
+        out.append(raw);
+        return;
+      }
+      if (inner.empty() || !base64_decode(inner, scratch))
+        mismatch("an integer, integer text or base64 Decimal bytes of scale 0", std::string(inner.substr(0, 40)));
+      // bigint.unsigned.handling.mode=precise: Decimal bytes of scale 0.
+      out.push_back('"');
+      decimal_from_twos_complement(scratch, 0, out);
+      out.push_back('"');
+      return;
+    }
     default: {  // DorisDatetime
       if (t == sj::json_type::number) {
         const int64_t x = int_value(v, node);

@@ -593,6 +593,15 @@ bool format_local_timestamp(std::string_view s, std::string& out) {
   return true;
 }
 
+bool is_integer_text(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  if (s.empty()) return false;
+  for (char ch : s) {
+    if (ch < '0' || ch > '9') return false;
+  }
+  return true;
+}
+
 bool is_decimal_text(std::string_view s) {
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
   size_t digits = 0, dots = 0;

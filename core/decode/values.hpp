@@ -58,6 +58,8 @@ bool format_zoned_time(std::string_view iso, const absl::TimeZone* zone, std::st
 bool format_local_timestamp(std::string_view iso, std::string& out);
 // "-123.45", "7", "+0.5": decimal text as decimal.handling.mode=string sends it.
 bool is_decimal_text(std::string_view s);
+// [+-]digits: an integer written as text.
+bool is_integer_text(std::string_view s);
 // ISO date with optional zone suffix ("2017-09-15Z") -> "2017-09-15".
 bool format_iso_date(std::string_view iso, std::string& out);
 

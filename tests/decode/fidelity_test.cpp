@@ -335,6 +335,57 @@ TEST_CASE("Schemaless records are typed by their Doris target columns", "[decode
   CHECK(doris.rows("t").size() == 2);
 }
 
+TEST_CASE("Schemaless arrays and structs land as the same JSON in JSON, ARRAY and STRING columns; LARGEINT from Decimal bytes",
+          "[decode][schemaless][issue12]") {
+  const std::vector<DorisColumn> cols = {
+      {"id", "INT", std::nullopt, std::nullopt},       {"doc", "JSON", std::nullopt, std::nullopt},
+      {"pt", "JSONB", std::nullopt, std::nullopt},     {"arr", "ARRAY<INT>", std::nullopt, std::nullopt},
+      {"txt", "VARCHAR", std::nullopt, std::nullopt},  {"big", "LARGEINT", std::nullopt, std::nullopt},
+      {"num", "JSON", std::nullopt, std::nullopt},
+  };
+  const SchemaNode row = schema_from_doris(cols);
+  DecoderOptions o;
+  o.schemaless_types = [&](std::string_view, std::string_view) -> const SchemaNode* { return &row; };
+  Run run(o);
+  // A PostgreSQL integer[] and a point's struct into JSON columns, an array
+  // into ARRAY<INT> and VARCHAR, a BIGINT UNSIGNED (precise) as Decimal bytes
+  // of scale 0: 0x00 followed by eight 0xff = 2^64-1.
+  const std::string after =
+      R"({"id":1,"doc":[1,2.50,null,{"a":-1e3}],"pt":{"x":1.5,"y":-2.0,"wkb":"AQEAAAAAAAAAAAD4PwAAAAAAAADA","srid":null},)"
+      R"("arr":[null,-1],"txt":["a b","c\"d"],"big":"AP//////////","num":2.50})";
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", after), std::string_view(R"({"id":1})")));
+  CHECK(run.row() ==
+        R"({"id":1,"doc":"[1,2.50,null,{\"a\":-1e3}]","pt":"{\"x\":1.5,\"y\":-2.0,\"wkb\":\"AQEAAAAAAAAAAAD4PwAAAAAAAADA\",\"srid\":null}",)"
+        R"("arr":[null,-1],"txt":["a b","c\"d"],"big":"18446744073709551615","num":"2.50","__DORIS_DELETE_SIGN__":0})");
+  std::vector<Row> rows{run.change.rows.at(0)};
+  // LARGEINT's other wire forms: a number, integer text, a negative Decimal.
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":2,"big":42,"doc":"{\"k\":[]}"})")));
+  CHECK(run.row() == R"({"id":2,"big":"42","doc":"{\"k\":[]}","__DORIS_DELETE_SIGN__":0})");
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":3,"big":"-170141183460469231731687303715884105728"})")));
+  CHECK(run.row() == R"({"id":3,"big":"-170141183460469231731687303715884105728","__DORIS_DELETE_SIGN__":0})");
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":4,"big":"/w=="})")));
+  CHECK(run.row() == R"({"id":4,"big":"-1","__DORIS_DELETE_SIGN__":0})");
+  for (const auto* bad : {R"("")", R"(1.5)", R"("not base64!")", R"([1])"}) {
+    INFO(bad);
+    const auto err = run(schemaless_pg("c", "null", std::string(R"({"id":5,"big":)") + bad + "}"));
+    REQUIRE(err);
+    CHECK(err->code == DecodeErrorCode::TypeMismatch);
+    CHECK(err->path == "value.after.big");
+    CHECK(err->expected.find("for Doris LARGEINT") != std::string::npos);
+  }
+
+  // Doris holds exactly those values: the JSON (numbers' digits kept), the
+  // array, the array's JSON text in the VARCHAR, the exact LARGEINT.
+  Doris doris(
+      "CREATE TABLE t (id INT, doc JSON, pt JSON, arr ARRAY<INT>, txt VARCHAR(100), big LARGEINT, num JSON) "
+      "UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  doris.load("t", rows);
+  CHECK(doris.rows("t") ==
+        std::vector<std::string>{R"({"id":1,"doc":[1,2.50,null,{"a":-1e3}],)"
+                                 R"("pt":{"x":1.5,"y":-2.0,"wkb":"AQEAAAAAAAAAAAD4PwAAAAAAAADA","srid":null},)"
+                                 R"("arr":[null,-1],"txt":"[\"a b\",\"c\\\"d\"]","big":"18446744073709551615","num":2.50})"});
+}
+
 TEST_CASE("A schemaless value its Doris column type cannot take is a bad record, not a NULL", "[decode][schemaless][issue12]") {
   const SchemaNode row = schema_from_doris(kDorisColumns);
   DecoderOptions o;
