@@ -59,10 +59,10 @@ std::vector<Column> type_matrix() {
       {"c_int", "INT", "INT", "$", {"-2147483648", "2147483647", "NULL", "0"}},
       {"c_uint", "INT UNSIGNED", "BIGINT", "$", {"4294967295", "0", "NULL"}},
       {"c_bigint", "BIGINT", "BIGINT", "$", {"-9223372036854775808", "9223372036854775807", "NULL"}},
-      // bigint.unsigned.handling.mode=precise: a Decimal of scale 0. Without
-      // schemas its base64 bytes are decoded for DECIMAL columns only.
+      // bigint.unsigned.handling.mode=precise: a Decimal of scale 0 (without
+      // schemas its base64 bytes, decoded for the LARGEINT column).
       {"c_ubigint", "BIGINT UNSIGNED", "LARGEINT", "CAST($ AS CHAR)",
-       {"18446744073709551615", "0", "NULL", "9223372036854775808"}, "DECIMAL(20,0)"},
+       {"18446744073709551615", "0", "NULL", "9223372036854775808"}},
       {"c_float", "FLOAT", "FLOAT", "$", {"3.14", "-1.5e38", "NULL", "0"}},
       {"c_double", "DOUBLE", "DOUBLE", "$", {"1.7976931348623157e308", "-2.2250738585072014e-308", "NULL", "0.1"}},
       {"c_decimal", "DECIMAL(20,5)", "DECIMAL(20,5)", "CAST($ AS CHAR)",
