@@ -501,8 +501,28 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
       emit_row(c, before_b, true, false);
     }
   }
+  if (after_b.toast && (c.op != 'u' || c.primary_key_changed)) unavailable_for_new_key(c, after_root);
   emit_row(c, after_b, false, after_b.toast);
   ++stats.changes;
+}
+
+// A partial row keeps the stored values of the columns it leaves out; a key
+// that has no stored row yet would get NULL in them. PostgreSQL sends the
+// TOAST placeholder in a create only after a key change under REPLICA
+// IDENTITY DEFAULT (delete of the old key, create of the new one): the value
+// is nowhere to be had, so the record is a bad record, never a silent NULL.
+void Decoder::Impl::unavailable_for_new_key(const Change& c, std::string_view after_root) {
+  for (const auto& col : after_b.cols) {
+    if (!col.toast) continue;
+    path.clear();
+    path_root = std::string(after_root) + "." + std::string(after_b.name(col));
+    fail(DecodeErrorCode::Unsupported,
+         std::string("an available value: the row (op ") + c.op +
+             ") is for a new key, which has no stored value to keep, so Doris would store NULL; PostgreSQL sends "
+             "the TOAST placeholder for an unchanged large value after a key change under REPLICA IDENTITY "
+             "DEFAULT (ALTER TABLE ... REPLICA IDENTITY FULL sends the value)",
+         std::string(after_b.value(col).substr(0, 60)));
+  }
 }
 
 }  // namespace cdc2doris::decode

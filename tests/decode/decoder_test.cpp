@@ -209,6 +209,34 @@ TEST_CASE("Unchanged TOAST columns become a partial-column update", "[decode][to
   CHECK(custom.row() == R"({"id":1,"other":"__debezium_unavailable_value","__DORIS_DELETE_SIGN__":0})");
 }
 
+TEST_CASE("A TOAST placeholder in a row for a new key is a bad record, not a silent NULL", "[decode][toast]") {
+  Run run;
+  const std::string src = R"("source":{"connector":"postgresql","db":"postgres","schema":"public","table":"docs","ts_ms":1,"lsn":5})";
+  // A PostgreSQL key change under REPLICA IDENTITY DEFAULT: the create of the
+  // new key carries the placeholder for the unchanged TOASTed column.
+  auto err = run(R"({"before":null,"after":{"id":2,"title":"t","body":"__debezium_unavailable_value"},)" + src + R"(,"op":"c"})",
+                 std::string_view(R"({"id":2})"), "pg.public.docs", 17);
+  REQUIRE(err);
+  CHECK(err->code == DecodeErrorCode::Unsupported);
+  CHECK(err->path == "value.after.body");
+  const std::string msg = err->message();
+  CHECK(msg.find("pg.public.docs") != std::string::npos);
+  CHECK(msg.find("@17") != std::string::npos);
+  CHECK(msg.find("new key") != std::string::npos);
+  CHECK(msg.find("REPLICA IDENTITY FULL") != std::string::npos);
+  CHECK(msg.find("__debezium_unavailable_value") != std::string::npos);
+  // The same in an update that changes the key within one record.
+  err = run(R"({"before":{"id":1,"title":"t","body":"x"},"after":{"id":2,"title":"t","body":"__debezium_unavailable_value"},)" + src +
+                R"(,"op":"u"})",
+            std::string_view(R"({"id":2})"), "pg.public.docs", 18);
+  REQUIRE(err);
+  CHECK(err->path == "value.after.body");
+  // An update of an existing key stays a partial-column update.
+  REQUIRE_FALSE(run(R"({"before":null,"after":{"id":2,"title":"t","body":"__debezium_unavailable_value"},)" + src + R"(,"op":"u"})",
+                    std::string_view(R"({"id":2})"), "pg.public.docs"));
+  CHECK(run.row() == R"({"id":2,"title":"t","__DORIS_DELETE_SIGN__":0})");
+}
+
 TEST_CASE("Extra columns: op, source timestamp and a sequence from the binlog position", "[decode][extra]") {
   DecoderOptions o;
   o.extra_columns.op = "_op";

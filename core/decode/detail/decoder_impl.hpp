@@ -190,6 +190,8 @@ struct Decoder::Impl {
 
   explicit Impl(DecoderOptions o);
 
+  void unavailable_for_new_key(const Change& c, std::string_view after_root);
+
   [[noreturn]] void fail(DecodeErrorCode code, std::string expected, std::string detail = {}) {
     throw Failure{code, current_path(), std::move(expected), std::move(detail)};
   }
