@@ -338,6 +338,8 @@ Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& t
   spec.db = txn.db;
   spec.table = txn.table;
   spec.label = txn.label;
+  // A table with a (hidden) sequence column refuses a load that does not name it.
+  spec.sequence_col = deps_.router.settings({txn.db, txn.table}).sequence_col;
   auto probed = deps_.doris.probe_label(spec);
   if (auto* err = std::get_if<doris::DorisError>(&probed)) {
     if (err->disposition() == Disposition::Retry) return LostCheck::Retry;

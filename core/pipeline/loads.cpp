@@ -74,9 +74,12 @@ OpenLoad* Pipeline::Impl::load_for(LoadMap& loads, const Target& target, const d
       return new_load(tl, target, row, epoch, tl.loads.front().spec.unique_key, replaying);
     // The rest of this table's rows go to the next epoch, which ends this one early.
     const uint64_t generation = rewind_generation_;
+    const uint64_t ending = open_.epoch;
     end_open_epoch(bound ? "load bound" : "open-transaction budget");
     if (rewind_generation_ != generation || replay_) return nullptr;
-    if (closing_) {  // not ended: stopping, past the shutdown deadline
+    // The ended epoch now commits in the background (closing_); the open
+    // epoch is still the same only when stopping past the shutdown deadline.
+    if (open_.epoch == ending) {
       abort_open_epoch_stopping();
       return nullptr;
     }

@@ -78,6 +78,8 @@ void Pipeline::Impl::abort_lingering() {
     spec.db = target.db;
     spec.table = target.table;
     spec.label = label;
+    // A table with a (hidden) sequence column refuses a load that does not name it.
+    spec.sequence_col = deps_.router.settings(target).sequence_col;
     auto probed = deps_.doris.probe_label(spec);
     if (auto* err = std::get_if<doris::DorisError>(&probed)) {
       // A table that does not exist (any more) cannot hold txns of ours.

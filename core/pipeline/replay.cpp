@@ -101,6 +101,10 @@ void Pipeline::Impl::finish_replay() {
     load.spec.table = t.table;
     load.spec.label = txn.label;
     load.spec.unique_key = info->unique;
+    if (info->mode == LoadMode::Flexible)
+      load.spec.flexible_partial_update = true;
+    else
+      load.spec.sequence_col = deps_.router.settings(t).sequence_col;
     load.stream = deps_.doris.open_load(load.spec);
     r.loads[t].loads.push_back(std::move(load));
   }
