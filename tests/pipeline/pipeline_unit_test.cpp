@@ -648,6 +648,36 @@ TEST_CASE("pipeline: lingering txns are aborted at start, also under an old labe
   }
 }
 
+TEST_CASE("pipeline: lingering txns of a table's later loads in an epoch are aborted at start", "[pipeline][unit]") {
+  Env env;
+  env.produce(60);
+  {
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(run.stop().error);
+  }
+  const uint64_t last = env.store.latest()->epoch;
+  // A crashed run had begun parts 1 and 2 of orders_0 in epoch last+1 while
+  // part 0 had not reached Doris yet, and parts 0 and 1 of orders_1.
+  const int64_t a = env.doris.seed_txn("shop", "orders_0", doris::make_label("t", "shop", "orders_0", last + 1, 1),
+                                       TxnState::Precommitted, {"{\"id\":999999,\"__DORIS_DELETE_SIGN__\":0}"});
+  const int64_t b = env.doris.seed_txn("shop", "orders_0", doris::make_label("t", "shop", "orders_0", last + 1, 2),
+                                       TxnState::Prepare);
+  const int64_t c = env.doris.seed_txn("shop", "orders_1", doris::make_label("t", "shop", "orders_1", last + 1),
+                                       TxnState::Prepare);
+  const int64_t d = env.doris.seed_txn("shop", "orders_1", doris::make_label("t", "shop", "orders_1", last + 1, 1),
+                                       TxnState::Prepare);
+  env.produce(60);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(run.metrics.lingering_txns_aborted == 4);
+  for (const auto& t : env.doris.txns())
+    if (t.id == a || t.id == b || t.id == c || t.id == d) CHECK(t.state == TxnState::Aborted);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
 TEST_CASE("pipeline: lingering txns of an old label prefix recorded in the store", "[pipeline][unit]") {
   Env env;
   env.produce(40);
