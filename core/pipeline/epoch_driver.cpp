@@ -322,6 +322,16 @@ void Pipeline::Impl::drive_closing(bool block) {
       if (!block) return;  // non-blocking, still running
       continue;
     }
+    // A failure collected by an earlier non-blocking round that returned
+    // while other commits were still running left its txn uncommitted: the
+    // epoch is not done until it (and every part behind it) commits. Parts
+    // held back by a lost part of their table are the replay's.
+    std::set<std::pair<std::string, std::string>> lost_tables;
+    for (size_t i : c.lost) lost_tables.insert({c.record.txns[i].db, c.record.txns[i].table});
+    for (size_t i = 0; i < c.record.txns.size() && !retry; ++i) {
+      const auto& t = c.record.txns[i];
+      if (!t.committed && !c.lost.count(i) && !lost_tables.count({t.db, t.table})) retry = true;
+    }
     if (retry) {
       step(Who::Closing, Event::CommitRetry);
       if (!block) return;
