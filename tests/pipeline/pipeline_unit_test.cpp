@@ -525,6 +525,31 @@ TEST_CASE("pipeline: a txn Doris lost at commit is replayed for that table only"
   CHECK(env.store.get(replayed)->state == state::EpochState::Committed);
 }
 
+TEST_CASE("pipeline: a commit failure seen while another table's commit still runs is retried, not forgotten",
+          "[pipeline][unit]") {
+  Env env;
+  env.produce(60);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  // The next epoch's first commit (orders_0) fails at once while orders_1's
+  // answer is still on its way: the collection round returns before it.
+  env.doris.delay_commits("orders_1", 60ms);
+  env.doris.fail_next_commits(1, derr(doris::ErrorKind::ServerError, Disposition::Retry, "FE busy"));
+  env.produce(120);
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  auto r = run.stop();
+  CHECK_FALSE(r.error);
+  env.doris.heal();
+  // Every recorded txn committed, none left pre-committed behind a COMMITTED epoch.
+  for (const auto& rec : env.store.list())
+    for (const auto& t : rec.txns) {
+      INFO("epoch " << rec.epoch << " " << t.label);
+      CHECK(env.doris.txn_by_label("shop", t.label)->state == TxnState::Committed);
+    }
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
 // ============================================================== restarts
 
 namespace {
