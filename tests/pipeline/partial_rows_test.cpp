@@ -24,6 +24,13 @@ using cdc2doris::test::FakeSource;
 
 namespace {
 
+// Rewind reasons are listed at 0 from the start; none may have counted.
+uint64_t rewinds(const pipeline::Metrics& m) {
+  uint64_t n = 0;
+  for (const auto& [reason, count] : m.snapshot().rewinds_by_reason) n += count;
+  return n;
+}
+
 const bool kQuiet = [] {
   const char* v = std::getenv("CDC2DORIS_TEST_LOG");
   if (v == nullptr) spdlog::set_level(spdlog::level::off);
@@ -177,7 +184,7 @@ TEST_CASE("partial rows: flexible, sequence and run modes each end as the source
   REQUIRE(recs.size() == 1);
   CHECK(recs[0].state == state::EpochState::Committed);
   CHECK(w.metrics.snapshot().epochs_ended_early.empty());
-  CHECK(w.metrics.snapshot().rewinds_by_reason.empty());
+  CHECK(rewinds(w.metrics) == 0);
   // Flexible: one load. Sequence: one load of full rows, one of key-only
   // deletes (committed first), then the partial rows in runs of equal column
   // sets: {v} {big} {v}. Runs: a new load at every change of column set.
@@ -200,7 +207,7 @@ TEST_CASE("partial rows: the bound on loads per table ends the epoch early, coun
   auto early = w.metrics.snapshot().epochs_ended_early;
   CHECK(early["load bound"] >= 3);
   // The next epoch takes the row over: nothing is re-read from Kafka.
-  CHECK(w.metrics.snapshot().rewinds_by_reason.empty());
+  CHECK(rewinds(w.metrics) == 0);
   CHECK(w.store.list().size() > 3);
   for (const auto& rec : w.store.list()) {
     CHECK(rec.state == state::EpochState::Committed);
