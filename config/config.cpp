@@ -469,6 +469,9 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   with(delivery, "open_transaction_budget", [&](auto& n) {
     d.open_txn_budget_per_db = static_cast<int>(r.integer(n, "delivery.open_transaction_budget"));
   });
+  with(delivery, "max_loads_per_table", [&](auto& n) {
+    d.max_loads_per_table = static_cast<int>(r.integer(n, "delivery.max_loads_per_table"));
+  });
   with(delivery, "bad_records", [&](auto& n) {
     auto v = r.choice(n, "delivery.bad_records", {"fail", "skip", "dead_letter"});
     d.bad_record_policy = v == "fail"   ? pipeline::BadRecordPolicy::Fail

@@ -78,6 +78,7 @@ class RuleRouter : public pipeline::Router {
     if (auto it = cfg_.tables.find(t.name()); it != cfg_.tables.end()) {
       s.unique_key = it->second.unique_key;
       s.sequence_col = it->second.sequence_col;
+      s.sequence_from_source_position = it->second.sequence_from_source_position;
       for (const auto& [k, v] : it->second.headers) s.headers[k] = v;
       s.key_columns = it->second.key_columns;
       s.epoch_units = it->second.epoch_units;

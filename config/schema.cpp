@@ -85,6 +85,10 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "Open + pre-committed txns per Doris database; keep it below `max_running_txn_num_per_db` (1000 on Doris "
      "2.1/3.0; on 2.0 and older the limit is 100: set 80). With more active tables than this, epochs end early.",
      false, between(1, kIntMax)},
+    {"delivery.max_loads_per_table", "integer", "8",
+     "Stream Loads one table may hold within one epoch when its rows change column set (TOAST partial rows, "
+     "key-only deletes) and the table has no flexible partial updates; reaching it ends the epoch early.",
+     false, between(1, kIntMax)},
     {"delivery.bad_records", "enum(fail|skip|dead_letter)", "fail",
      "What a record that cannot be decoded does: stop the daemon, skip it (logged, counted), or copy it to "
      "`dead_letter_topic`."},

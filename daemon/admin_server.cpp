@@ -130,6 +130,10 @@ std::string render_metrics(const pipeline::Metrics& m, const AdminOptions& optio
      << "# TYPE cdc2doris_rewinds_total counter\n";
   for (const auto& [r, n] : s.rewinds_by_reason)
     os << "cdc2doris_rewinds_total{reason=\"" << escape_label(r) << "\"} " << n << '\n';
+  os << "# HELP cdc2doris_epochs_ended_early_total Epochs ended before delivery.epoch_interval, by reason.\n"
+     << "# TYPE cdc2doris_epochs_ended_early_total counter\n";
+  for (const auto& [r, n] : s.epochs_ended_early)
+    os << "cdc2doris_epochs_ended_early_total{reason=\"" << escape_label(r) << "\"} " << n << '\n';
   os << "# HELP cdc2doris_bad_records_total Records that could not be decoded, by reason and policy.\n"
      << "# TYPE cdc2doris_bad_records_total counter\n";
   for (const auto& [k, n] : s.bad_records) {

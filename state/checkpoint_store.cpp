@@ -47,12 +47,13 @@ namespace detail {
 EpochRecord normalized(const EpochRecord& rec) {
   EpochRecord r = rec;
   std::sort(r.txns.begin(), r.txns.end(), [](const TableTxn& a, const TableTxn& b) {
-    return std::tie(a.db, a.table) < std::tie(b.db, b.table);
+    return std::tie(a.db, a.table, a.part) < std::tie(b.db, b.table, b.part);
   });
   for (size_t i = 1; i < r.txns.size(); ++i) {
-    if (r.txns[i].db == r.txns[i - 1].db && r.txns[i].table == r.txns[i - 1].table) {
+    if (r.txns[i].db == r.txns[i - 1].db && r.txns[i].table == r.txns[i - 1].table &&
+        r.txns[i].part == r.txns[i - 1].part) {
       throw std::invalid_argument("epoch " + std::to_string(r.epoch) + " lists table " + r.txns[i].db + "." +
-                                  r.txns[i].table + " twice");
+                                  r.txns[i].table + " part " + std::to_string(r.txns[i].part) + " twice");
     }
   }
   std::sort(r.partitions.begin(), r.partitions.end(), [](const PartitionRange& a, const PartitionRange& b) {

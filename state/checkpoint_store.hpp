@@ -36,6 +36,10 @@ struct TableTxn {
   std::string label;
   int64_t txn_id = 0;
   bool committed = false;  // set by mark_txn_committed; recovery skips it
+  // A table may hold several loads in one epoch (column-set changes, see
+  // docs/architecture.md); they commit in ascending `part`, each only after
+  // the one before it. Records of format 1 hold part 0 only.
+  uint32_t part = 0;
   bool operator==(const TableTxn&) const = default;
 };
 
@@ -55,7 +59,7 @@ struct EpochRecord {
   uint64_t epoch = 0;
   std::string label_prefix;
   EpochState state = EpochState::Precommitted;
-  std::vector<TableTxn> txns;              // sorted by (db, table) when read back
+  std::vector<TableTxn> txns;              // sorted by (db, table, part) when read back
   std::vector<PartitionRange> partitions;  // sorted by (topic, partition) when read back
   int64_t created_unix_ms = 0;
   bool operator==(const EpochRecord&) const = default;
@@ -128,7 +132,8 @@ class CheckpointStore {
   // Cheap, between table commits: one small write, WAL but not fsync'd. A
   // crash can lose the mark; recovery then commits the txn again, which Doris
   // answers with "already committed".
-  virtual void mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table) = 0;
+  virtual void mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table,
+                                  uint32_t part = 0) = 0;
 
   virtual std::optional<EpochRecord> latest() = 0;  // highest epoch, any state
   virtual std::optional<EpochRecord> get(uint64_t epoch) = 0;

@@ -76,14 +76,15 @@ void MemoryCheckpointStore::set_state(uint64_t epoch, EpochState state) {
   ++writes_;
 }
 
-void MemoryCheckpointStore::mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table) {
+void MemoryCheckpointStore::mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table,
+                                               uint32_t part) {
   std::lock_guard lk(mu_);
   auto it = epochs_.find(epoch);
   if (it == epochs_.end()) {
     throw StateError(StateError::Kind::NotFound, "mark_txn_committed: no epoch " + std::to_string(epoch));
   }
   for (auto& t : it->second.txns) {
-    if (t.db == db && t.table == table) {
+    if (t.db == db && t.table == table && t.part == part) {
       before_write();
       t.committed = true;
       ++writes_;
@@ -91,7 +92,8 @@ void MemoryCheckpointStore::mark_txn_committed(uint64_t epoch, const std::string
     }
   }
   throw StateError(StateError::Kind::NotFound,
-                   "mark_txn_committed: epoch " + std::to_string(epoch) + " has no table " + db + "." + table);
+                   "mark_txn_committed: epoch " + std::to_string(epoch) + " has no table " + db + "." + table +
+                       " part " + std::to_string(part));
 }
 
 std::optional<EpochRecord> MemoryCheckpointStore::latest() {

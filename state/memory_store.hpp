@@ -15,7 +15,8 @@ class MemoryCheckpointStore final : public CheckpointStore {
 
   void put_epoch(const EpochRecord& rec) override;
   void set_state(uint64_t epoch, EpochState state) override;
-  void mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table) override;
+  void mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table,
+                          uint32_t part = 0) override;
   std::optional<EpochRecord> latest() override;
   std::optional<EpochRecord> get(uint64_t epoch) override;
   std::vector<EpochRecord> list() override;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "state/codec.hpp"
 #include "state/detail.hpp"
@@ -32,6 +33,11 @@ constexpr std::string_view kTablePrefix = "t/";
 // Every value starts with its own version byte so one record type can change
 // without a format bump of the whole store.
 constexpr uint8_t kValueVersion = 1;
+// Txn values of format 2 (several loads per table and epoch): the key also
+// holds the part. Format-1 txn keys and values (one per table, part 0) are
+// still read and marked as they are, so a state written by the previous
+// version recovers.
+constexpr uint8_t kTxnValueVersion = 2;
 
 std::string epoch_key(uint64_t epoch) {
   std::string k(kEpochPrefix);
@@ -43,7 +49,16 @@ std::string txn_key_prefix(uint64_t epoch) {
   codec::put_be64(k, epoch);
   return k;
 }
-std::string txn_key(uint64_t epoch, std::string_view db, std::string_view table) {
+// Format 2: x/ epoch, str db, str table, be32 part.
+std::string txn_key(uint64_t epoch, std::string_view db, std::string_view table, uint32_t part) {
+  std::string k = txn_key_prefix(epoch);
+  codec::put_str(k, db);
+  codec::put_str(k, table);
+  codec::put_be32(k, part);
+  return k;
+}
+// Format 1: x/ epoch, str db, table (the rest of the key).
+std::string txn_key_v1(uint64_t epoch, std::string_view db, std::string_view table) {
   std::string k = txn_key_prefix(epoch);
   codec::put_str(k, db);
   k.append(table);
@@ -118,22 +133,34 @@ uint64_t decode_header(std::string_view v, EpochRecord& rec) {
   return ntx;
 }
 
-std::string encode_txn(const TableTxn& t) {
+// The value layout is the same in both versions; the version byte tells how
+// the key is laid out.
+std::string encode_txn(const TableTxn& t, uint8_t version = kTxnValueVersion) {
   std::string v;
-  codec::put_u8(v, kValueVersion);
+  codec::put_u8(v, version);
   codec::put_str(v, t.label);
   codec::put_be64(v, static_cast<uint64_t>(t.txn_id));
   codec::put_u8(v, t.committed ? 1 : 0);
   return v;
 }
 
-TableTxn decode_txn(std::string_view key_rest, std::string_view v) {
+// Returns the value version too, so a mark rewrites a format-1 txn as format 1.
+TableTxn decode_txn(std::string_view key_rest, std::string_view v, uint8_t* version = nullptr) {
   TableTxn t;
+  Reader r(v);
+  const uint8_t ver = r.u8();
+  if (version) *version = ver;
   Reader k(key_rest);
   t.db = std::string(k.str());
-  t.table = std::string(k.rest());
-  Reader r(v);
-  expect_version(r);
+  if (ver == kValueVersion) {
+    t.table = std::string(k.rest());
+  } else if (ver == kTxnValueVersion) {
+    t.table = std::string(k.str());
+    t.part = k.be32();
+    k.expect_done();
+  } else {
+    throw DecodeError("unknown txn value version " + std::to_string(ver));
+  }
   t.label = std::string(r.str());
   t.txn_id = r.i64();
   uint8_t c = r.u8();
@@ -320,6 +347,10 @@ class RocksCheckpointStore::Impl {
     scan(tp, [&](std::string_view k, std::string_view v) {
       rec.txns.push_back(decoding(k, [&] { return decode_txn(k.substr(tp.size()), v); }));
     });
+    // Format-2 keys order tables by length first; the contract is (db, table, part).
+    std::sort(rec.txns.begin(), rec.txns.end(), [](const TableTxn& a, const TableTxn& b) {
+      return std::tie(a.db, a.table, a.part) < std::tie(b.db, b.table, b.part);
+    });
     if (rec.txns.size() != ntx) {
       throw StateError(Kind::Corrupt, "state store " + path_.string() + " is corrupt: epoch " +
                                           std::to_string(epoch) + " announces " + std::to_string(ntx) +
@@ -411,7 +442,7 @@ class RocksCheckpointStore::Impl {
     scan(txn_key_prefix(rec.epoch), [&](std::string_view k, std::string_view) { b.Delete(rocksdb::Slice(k.data(), k.size())); });
     b.Put(epoch_key(rec.epoch), encode_header(rec));
     for (const auto& t : rec.txns) {
-      b.Put(txn_key(rec.epoch, t.db, t.table), encode_txn(t));
+      b.Put(txn_key(rec.epoch, t.db, t.table, t.part), encode_txn(t));
       std::string tk = table_key(t.db, t.table);
       auto cur = get_raw(tk);
       uint64_t prev = cur ? decoding(tk, [&] { return decode_u64(*cur); }) : 0;
@@ -443,21 +474,26 @@ class RocksCheckpointStore::Impl {
     write(b, true, "set_state");
   }
 
-  void mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table) {
+  void mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table, uint32_t part) {
     if (!get_raw(epoch_key(epoch))) {
       throw StateError(Kind::NotFound, "mark_txn_committed: no epoch " + std::to_string(epoch) + " in " + path_.string());
     }
-    std::string k = txn_key(epoch, db, table);
+    std::string k = txn_key(epoch, db, table, part);
     auto v = get_raw(k);
-    if (!v) {
-      throw StateError(Kind::NotFound,
-                       "mark_txn_committed: epoch " + std::to_string(epoch) + " has no table " + db + "." + table);
+    if (!v && part == 0) {  // written by format 1
+      k = txn_key_v1(epoch, db, table);
+      v = get_raw(k);
     }
-    TableTxn t = decoding(k, [&] { return decode_txn(k.substr(txn_key_prefix(epoch).size()), *v); });
+    if (!v) {
+      throw StateError(Kind::NotFound, "mark_txn_committed: epoch " + std::to_string(epoch) + " has no table " + db +
+                                           "." + table + " part " + std::to_string(part));
+    }
+    uint8_t version = 0;
+    TableTxn t = decoding(k, [&] { return decode_txn(k.substr(txn_key_prefix(epoch).size()), *v, &version); });
     if (t.committed) return;
     t.committed = true;
     rocksdb::WriteBatch b;
-    b.Put(k, encode_txn(t));
+    b.Put(k, encode_txn(t, version));
     write(b, false, "mark_txn_committed");
   }
 
@@ -581,6 +617,16 @@ class RocksCheckpointStore::Impl {
     if (version == 0) {
       throw StateError(Kind::Corrupt, "state store " + path_.string() + " is corrupt: format version 0" + kCorruptAdvice);
     }
+    if (version < kStateFormatVersion) {
+      // Format 1 records stay readable as they are (see kTxnValueVersion);
+      // the bump makes an older build refuse the store once format-2 txn
+      // keys may be in it, instead of calling them corrupt.
+      std::string fv;
+      codec::put_be32(fv, kStateFormatVersion);
+      rocksdb::WriteBatch b;
+      b.Put(fk, fv);
+      write(b, true, "format upgrade");
+    }
   }
 
   std::filesystem::path path_;
@@ -608,9 +654,10 @@ void RocksCheckpointStore::set_state(uint64_t epoch, EpochState state) {
   std::lock_guard lk(mu_);
   impl_->set_state(epoch, state);
 }
-void RocksCheckpointStore::mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table) {
+void RocksCheckpointStore::mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table,
+                                              uint32_t part) {
   std::lock_guard lk(mu_);
-  impl_->mark_txn_committed(epoch, db, table);
+  impl_->mark_txn_committed(epoch, db, table, part);
 }
 std::optional<EpochRecord> RocksCheckpointStore::latest() {
   std::lock_guard lk(mu_);

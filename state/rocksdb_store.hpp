@@ -26,7 +26,7 @@ struct RocksStoreOptions {
 };
 
 // Current on-disk format version written to the "m/format" key.
-inline constexpr uint32_t kStateFormatVersion = 1;
+inline constexpr uint32_t kStateFormatVersion = 2;
 
 class RocksCheckpointStore final : public CheckpointStore {
  public:
@@ -39,7 +39,8 @@ class RocksCheckpointStore final : public CheckpointStore {
 
   void put_epoch(const EpochRecord& rec) override;
   void set_state(uint64_t epoch, EpochState state) override;
-  void mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table) override;
+  void mark_txn_committed(uint64_t epoch, const std::string& db, const std::string& table,
+                          uint32_t part = 0) override;
   std::optional<EpochRecord> latest() override;
   std::optional<EpochRecord> get(uint64_t epoch) override;
   std::vector<EpochRecord> list() override;

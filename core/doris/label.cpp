@@ -62,10 +62,15 @@ std::string join(std::initializer_list<std::string_view> parts) {
 }  // namespace
 
 std::string make_label(std::string_view prefix, std::string_view db, std::string_view table, uint64_t epoch) {
+  return make_label(prefix, db, table, epoch, 0);
+}
+
+std::string make_label(std::string_view prefix, std::string_view db, std::string_view table, uint64_t epoch,
+                       uint32_t part) {
   const std::string p = sanitize_label_part(prefix);
   const std::string sdb = sanitize_label_part(db);
   const std::string stable = sanitize_label_part(table);
-  const std::string ep = std::to_string(epoch);
+  const std::string ep = part == 0 ? std::to_string(epoch) : join({std::to_string(epoch), "-", std::to_string(part)});
   std::string mid = join({sdb, "_", stable});
   std::string label = join({p, "_", mid, "_", ep});
   // Sanitising can map different names onto one label ("a.b" and "a_b"), so a

@@ -24,6 +24,13 @@ std::string stable_hash_hex(std::string_view s);
 // unsanitised input, so distinct inputs keep distinct labels and the epoch
 // suffix stays readable.
 std::string make_label(std::string_view prefix, std::string_view db, std::string_view table, uint64_t epoch);
+// The label of a table's `part`-th load within one epoch: part 0 is the label
+// above (so states written before several loads per epoch existed recover);
+// part n > 0 ends in "_{epoch}-{n}". The '-' keeps it distinct from every
+// part-0 label, which ends in '_' and digits only (table "t" epoch 5 part 1
+// must not be table "t_5" epoch 1).
+std::string make_label(std::string_view prefix, std::string_view db, std::string_view table, uint64_t epoch,
+                       uint32_t part);
 
 // Txn id from "Label [<label>] has already been used, relate to txn [<id>]".
 std::optional<int64_t> parse_label_txn_id(std::string_view message);

@@ -26,26 +26,31 @@ state::EpochRecord Pipeline::Impl::make_record(uint64_t epoch, std::vector<state
   return rec;
 }
 
-std::optional<doris::DorisError> Pipeline::Impl::finish_loads(std::map<Target, OpenLoad>& loads,
-                                                              std::vector<state::TableTxn>& txns) {
+std::optional<doris::DorisError> Pipeline::Impl::finish_loads(LoadMap& loads, std::vector<state::TableTxn>& txns) {
   // Bodies first, answers after: every BE works on its load in parallel.
-  for (auto& [target, load] : loads)
-    if (auto err = flush_pending(load)) return err;
-  for (auto& [target, load] : loads) {
-    auto res = load.stream->finish();
-    if (auto* err = std::get_if<doris::DorisError>(&res)) {
-      deps_.metrics.add_doris_error(doris::to_string(err->kind()));
-      deps_.metrics.set_table_error(target.name(), err->what());
-      deps_.metrics.load_failed(err->what());
-      deps_.metrics.note_error("load", err->what());
-      return *err;
+  for (auto& [target, tl] : loads)
+    for (auto& load : tl.loads)
+      if (!load.skip)
+        if (auto err = flush_pending(load)) return err;
+  for (auto& [target, tl] : loads) {
+    uint32_t part = 0;  // commit order within the table
+    for (auto& load : tl.loads) {
+      if (load.skip) continue;
+      auto res = load.stream->finish();
+      if (auto* err = std::get_if<doris::DorisError>(&res)) {
+        deps_.metrics.add_doris_error(doris::to_string(err->kind()));
+        deps_.metrics.set_table_error(target.name(), err->what());
+        deps_.metrics.load_failed(err->what());
+        deps_.metrics.note_error("load", err->what());
+        return *err;
+      }
+      const auto& r = std::get<doris::LoadResult>(res);
+      if (r.filtered_rows > 0)
+        log_->warn("table {}: {} row(s) filtered by Doris within max_filter_ratio (label {}, txn {}, {})",
+                   target.name(), r.filtered_rows, load.spec.label, r.txn_id, r.error_url);
+      deps_.metrics.add_table_load(target.name(), load.rows, load.bytes, unix_ms());
+      txns.push_back({target.db, target.table, load.spec.label, r.txn_id, false, part++});
     }
-    const auto& r = std::get<doris::LoadResult>(res);
-    if (r.filtered_rows > 0)
-      log_->warn("table {}: {} row(s) filtered by Doris within max_filter_ratio (label {}, txn {}, {})", target.name(),
-                 r.filtered_rows, load.spec.label, r.txn_id, r.error_url);
-    deps_.metrics.add_table_load(target.name(), load.rows, load.bytes, unix_ms());
-    txns.push_back({target.db, target.table, load.spec.label, r.txn_id, false});
   }
   if (!loads.empty()) deps_.metrics.load_succeeded();
   return std::nullopt;
@@ -64,6 +69,8 @@ void Pipeline::Impl::end_open_epoch(const char* reason) {
     return;
   }
   log_->debug("ending epoch {} ({}): {} table(s)", open_.epoch, reason, open_.loads.size());
+  const std::string_view why = reason;
+  if (why != "interval" && why != "shutdown") deps_.metrics.add_epoch_ended_early(reason);
   step(Who::Open, Event::EndRequested);
 }
 
@@ -102,7 +109,10 @@ void Pipeline::Impl::step(Who who, Event event) {
           }
           open_.dead_letters = false;
           open_.newest_source_ms.clear();
-          for (const auto& [target, load] : open_.loads) open_.newest_source_ms[target.name()] = load.newest_source_ms;
+          for (const auto& [target, tl] : open_.loads) {
+            int64_t& newest = open_.newest_source_ms[target.name()];
+            for (const auto& load : tl.loads) newest = std::max(newest, load.newest_source_ms);
+          }
           CDC2DORIS_CRASH_POINT("after_precommit");
           open_.record = make_record(open_.epoch, std::move(txns));
           next = Event::LoadsPrecommitted;
@@ -213,9 +223,16 @@ void Pipeline::Impl::start_commits(ClosingEpoch& closing) {
   // After a failed round the Backoff action set retry_at; drive_closing()
   // issues the retry once it has passed.
   if (closing.retry_at != Clock::time_point{}) return;
-  if (closing.attempt == 0) closing.committing_since = Clock::now();
+  // Tables commit in parallel; the loads of one table one after the other,
+  // in part order (txns are sorted by db, table, part), so Doris applies
+  // them as the source did. A lost part holds back the table's later parts:
+  // the replay replaces them all.
+  const state::TableTxn* prev = nullptr;
   for (size_t i = 0; i < closing.record.txns.size(); ++i) {
     const auto& txn = closing.record.txns[i];
+    const bool same_table = prev && prev->db == txn.db && prev->table == txn.table;
+    if (same_table && !prev->committed) continue;  // the table's first uncommitted part is handled
+    prev = &txn;
     if (txn.committed || closing.lost.count(i)) continue;
     bool running = std::any_of(closing.inflight.begin(), closing.inflight.end(),
                                [&](const auto& f) { return f.first == i; });
@@ -252,6 +269,7 @@ void Pipeline::Impl::drive_closing(bool block) {
         if (f.second.wait_until(stop_deadline()) != std::future_status::ready) return;
     }
     bool retry = false;
+    bool next_parts = false;  // a committed part may let the table's next one go
     for (auto it = c.inflight.begin(); it != c.inflight.end();) {
       if (!block && it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
         ++it;
@@ -290,10 +308,30 @@ void Pipeline::Impl::drive_closing(bool block) {
         }
       }
       txn.committed = true;
-      deps_.store.mark_txn_committed(c.record.epoch, txn.db, txn.table);
+      deps_.store.mark_txn_committed(c.record.epoch, txn.db, txn.table, txn.part);
+      const bool more_parts = idx + 1 < c.record.txns.size() && c.record.txns[idx + 1].db == txn.db &&
+                              c.record.txns[idx + 1].table == txn.table;
+      if (more_parts) {
+        next_parts = true;
+        CDC2DORIS_CRASH_POINT("between_load_commits");
+      }
       CDC2DORIS_CRASH_POINT("between_table_commits");
     }
-    if (!c.inflight.empty()) return;  // non-blocking, still running
+    if (next_parts && !retry && c.retry_at == Clock::time_point{}) start_commits(c);
+    if (!c.inflight.empty()) {
+      if (!block) return;  // non-blocking, still running
+      continue;
+    }
+    // A failure collected by an earlier non-blocking round that returned
+    // while other commits were still running left its txn uncommitted: the
+    // epoch is not done until it (and every part behind it) commits. Parts
+    // held back by a lost part of their table are the replay's.
+    std::set<std::pair<std::string, std::string>> lost_tables;
+    for (size_t i : c.lost) lost_tables.insert({c.record.txns[i].db, c.record.txns[i].table});
+    for (size_t i = 0; i < c.record.txns.size() && !retry; ++i) {
+      const auto& t = c.record.txns[i];
+      if (!t.committed && !c.lost.count(i) && !lost_tables.count({t.db, t.table})) retry = true;
+    }
     if (retry) {
       step(Who::Closing, Event::CommitRetry);
       if (!block) return;
@@ -310,6 +348,8 @@ Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& t
   spec.db = txn.db;
   spec.table = txn.table;
   spec.label = txn.label;
+  // A table with a (hidden) sequence column refuses a load that does not name it.
+  spec.sequence_col = deps_.router.settings({txn.db, txn.table}).sequence_col;
   auto probed = deps_.doris.probe_label(spec);
   if (auto* err = std::get_if<doris::DorisError>(&probed)) {
     if (err->disposition() == Disposition::Retry) return LostCheck::Retry;

@@ -29,16 +29,18 @@ void Pipeline::Impl::fail(const Error& error, const std::string& reason) {
   }
 }
 
-void Pipeline::Impl::abort_loads(std::map<Target, OpenLoad>& loads) {
-  for (auto& [target, load] : loads) {
-    if (load.stream) load.stream->cancel();
-    // Best effort: what cannot be aborted now is found by the label probe at
-    // the next start or by the label-conflict handling when this epoch number
-    // is used again.
-    auto r = deps_.doris.abort_by_label(target.db, load.spec.label);
-    if (auto* err = std::get_if<doris::DorisError>(&r))
-      log_->warn("aborting label {} failed: {}", load.spec.label, err->what());
-  }
+void Pipeline::Impl::abort_loads(LoadMap& loads) {
+  for (auto& [target, tl] : loads)
+    for (auto& load : tl.loads) {
+      if (load.skip) continue;  // a committed part (replay): its label is not ours to abort
+      if (load.stream) load.stream->cancel();
+      // Best effort: what cannot be aborted now is found by the label probe at
+      // the next start or by the label-conflict handling when this epoch number
+      // is used again.
+      auto r = deps_.doris.abort_by_label(target.db, load.spec.label);
+      if (auto* err = std::get_if<doris::DorisError>(&r))
+        log_->warn("aborting label {} failed: {}", load.spec.label, err->what());
+    }
   loads.clear();
 }
 

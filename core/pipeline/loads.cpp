@@ -3,33 +3,83 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <regex>
 #include <variant>
 
 #include "core/doris/label.hpp"
 
 namespace cdc2doris::pipeline {
 
+const char* to_string(LoadMode m) {
+  switch (m) {
+    case LoadMode::Flexible: return "flexible";
+    case LoadMode::Sequence: return "sequence";
+    case LoadMode::Runs: return "runs";
+  }
+  return "unknown";
+}
+
+namespace {
+
+bool dominating(const decode::Row& row) { return row.partial_columns.empty() || row.is_delete(); }
+
+// The load of `t` the row may join, or -1 when it needs a new one. Why this
+// keeps Doris' result equal to the source's is in docs/architecture.md.
+int pick_load(const TableLoads& t, const decode::Row& row) {
+  if (t.loads.empty()) return -1;
+  const int last = static_cast<int>(t.loads.size()) - 1;
+  switch (t.mode) {
+    case LoadMode::Flexible: return 0;
+    case LoadMode::Runs: return t.loads.back().spec.partial_columns == row.partial_columns ? last : -1;
+    case LoadMode::Sequence:
+      if (dominating(row)) {
+        for (int i = 0; i <= last; ++i) {
+          const OpenLoad& l = t.loads[static_cast<size_t>(i)];
+          if (l.dominating && l.spec.partial_columns == row.partial_columns) return i;
+        }
+        return -1;
+      }
+      // A partial row merges with what Doris stores: only after every row
+      // of its key that came before it, so only the newest partial load.
+      if (!t.loads.back().dominating && t.loads.back().spec.partial_columns == row.partial_columns) return last;
+      return -1;
+  }
+  return -1;
+}
+
+}  // namespace
+
 int Pipeline::Impl::open_txns_in_db(const std::string& db) const {
   int n = 0;
-  for (const auto& [t, l] : open_.loads)
-    if (t.db == db) ++n;
+  for (const auto& [t, tl] : open_.loads)
+    if (t.db == db) n += static_cast<int>(tl.loads.size());
   if (closing_)
     for (const auto& txn : closing_->record.txns)
       if (txn.db == db && !txn.committed) ++n;
   return n;
 }
 
-OpenLoad* Pipeline::Impl::load_for(std::map<Target, OpenLoad>& loads, const Target& target, const decode::Row& row,
-                                   uint64_t epoch, bool may_end_epoch) {
+OpenLoad* Pipeline::Impl::load_for(LoadMap& loads, const Target& target, const decode::Row& row, uint64_t epoch,
+                                   bool may_end_epoch) {
   auto it = loads.find(target);
   if (it != loads.end()) {
-    if (it->second.spec.partial_columns == row.partial_columns || !may_end_epoch) return &it->second;
-    // One column set per load: a partial (TOAST) row after full rows, or the
-    // reverse, starts a new epoch so Doris applies them in order.
+    TableLoads& tl = it->second;
+    if (int i = pick_load(tl, row); i >= 0) return &tl.loads[static_cast<size_t>(i)];
+    const bool replaying = replay_ && &loads == &replay_->loads;
+    const bool bound = static_cast<int>(tl.loads.size()) >= cfg_.max_loads_per_table;
+    const bool budget = open_txns_in_db(target.db) >= cfg_.open_txn_budget_per_db;
+    // A replay re-reads a recorded range: it splits as the record did and never ends early.
+    if (!may_end_epoch || (!bound && !budget))
+      return new_load(tl, target, row, epoch, tl.loads.front().spec.unique_key, replaying);
+    // The rest of this table's rows go to the next epoch, which ends this one early.
     const uint64_t generation = rewind_generation_;
-    end_open_epoch("column set change");
+    const uint64_t ending = open_.epoch;
+    end_open_epoch(bound ? "load bound" : "open-transaction budget");
     if (rewind_generation_ != generation || replay_) return nullptr;
-    if (closing_) {  // not ended: stopping, past the shutdown deadline
+    // The ended epoch now commits in the background (closing_); the open
+    // epoch is still the same only when stopping past the shutdown deadline.
+    if (open_.epoch == ending) {
       abort_open_epoch_stopping();
       return nullptr;
     }
@@ -57,42 +107,133 @@ OpenLoad* Pipeline::Impl::load_for(std::map<Target, OpenLoad>& loads, const Targ
     return load_for(open_.loads, target, row, open_.epoch, may_end_epoch);
   }
   TableSettings settings = deps_.router.settings(target);
-  auto unique = table_unique_key(target, settings);
-  if (!unique) return nullptr;
+  auto info = table_info(target, settings);
+  if (!info) return nullptr;
+  TableLoads& tl = loads[target];
+  tl.mode = info->mode;
+  return new_load(tl, target, row, epoch, info->unique, replay_ && &loads == &replay_->loads);
+}
+
+OpenLoad* Pipeline::Impl::new_load(TableLoads& tl, const Target& target, const decode::Row& row, uint64_t epoch,
+                                   bool unique, bool replaying) {
+  // Part n's txn must begin in Doris after part n-1's: the lingering-txn
+  // probe at the next start walks a table's parts in order and stops at the
+  // first unused label. Streams open on their first write, so the rows
+  // gathered so far are handed over first.
+  for (auto& l : tl.loads)
+    if (!l.skip)
+      if (auto err = flush_pending(l)) {
+        fail(*err, "load");
+        return nullptr;
+      }
+  TableSettings settings = deps_.router.settings(target);
   OpenLoad load;
   load.target = target;
   load.spec.db = target.db;
   load.spec.table = target.table;
-  load.spec.label = doris::make_label(cfg_.label_prefix, target.db, target.table, epoch);
-  load.spec.unique_key = *unique;
-  load.spec.sequence_col = settings.sequence_col;
-  load.spec.partial_columns = row.partial_columns;
+  const uint32_t part = tl.labels++;
+  load.spec.label = doris::make_label(cfg_.label_prefix, target.db, target.table, epoch, part);
+  load.spec.unique_key = unique;
   load.spec.headers = settings.headers;
+  if (tl.mode == LoadMode::Flexible) {
+    // Doris refuses `columns`, `hidden_columns` and
+    // `function_column.sequence_col` in this mode: deletes travel as
+    // __DORIS_DELETE_SIGN__ in the row, the sequence is the table's own mapping.
+    load.spec.flexible_partial_update = true;
+  } else {
+    load.spec.sequence_col = settings.sequence_col;
+    load.spec.partial_columns = row.partial_columns;
+  }
   // No silent NULLs: a value Doris cannot convert fails the load (quoting
-  // the ErrorURL lines) instead of becoming NULL. Not for partial-column
-  // loads: there Doris before 3.0 reads strict_mode as "no new keys", which
-  // a key-only delete of an absent row would hit. An explicit header wins.
-  if (row.partial_columns.empty()) load.spec.headers.try_emplace("strict_mode", "true");
-  load.stream = deps_.doris.open_load(load.spec);
-  return &loads.emplace(target, std::move(load)).first->second;
+  // the ErrorURL lines) instead of becoming NULL. Not for loads that may
+  // carry partial columns (a partial-column load, or any flexible one):
+  // there Doris before 3.0 reads strict_mode as "no new keys", which a
+  // key-only delete of an absent row would hit. An explicit header wins.
+  if (tl.mode != LoadMode::Flexible && row.partial_columns.empty())
+    load.spec.headers.try_emplace("strict_mode", "true");
+  load.dominating = dominating(row);
+  load.skip = replaying && replay_->committed_labels.count(load.spec.label) > 0;
+  if (!load.skip) load.stream = deps_.doris.open_load(load.spec);
+  // Sequence mode: loads of full rows and deletes commit before the partial ones.
+  auto pos = tl.loads.end();
+  if (tl.mode == LoadMode::Sequence && load.dominating)
+    pos = std::find_if(tl.loads.begin(), tl.loads.end(), [](const OpenLoad& l) { return !l.dominating; });
+  if (!tl.loads.empty())
+    log_->debug("table {}: load {} ({} mode, {} columns)", target.name(), load.spec.label, to_string(tl.mode),
+                row.partial_columns.empty() ? std::string("all") : std::to_string(row.partial_columns.size()));
+  return &*tl.loads.insert(pos, std::move(load));
 }
 
-std::optional<bool> Pipeline::Impl::table_unique_key(const Target& t, const TableSettings& s) {
-  if (s.unique_key) return *s.unique_key;
-  if (auto it = unique_key_cache_.find(t); it != unique_key_cache_.end()) return it->second;
-  auto schema = deps_.doris.schema(t.db, t.table);
-  if (auto* err = std::get_if<doris::DorisError>(&schema)) {
-    fail(*err, "schema lookup");
-    return std::nullopt;
+std::optional<TableInfo> Pipeline::Impl::table_info(const Target& t, const TableSettings& s) {
+  if (auto it = table_info_cache_.find(t); it != table_info_cache_.end()) return it->second;
+  TableInfo info;
+  if (s.unique_key) {
+    info.unique = *s.unique_key;
+  } else {
+    auto schema = deps_.doris.schema(t.db, t.table);
+    if (auto* err = std::get_if<doris::DorisError>(&schema)) {
+      fail(*err, "schema lookup");
+      return std::nullopt;
+    }
+    const auto& keys = std::get<doris::TableSchema>(schema).keys_type;
+    info.unique = keys == "UNIQUE_KEYS";
+    log_->info("table {} has key model {}", t.name(), keys);
   }
-  const auto& keys = std::get<doris::TableSchema>(schema).keys_type;
-  bool unique = keys == "UNIQUE_KEYS";
-  unique_key_cache_[t] = unique;
-  log_->info("table {} has key model {}", t.name(), keys);
-  return unique;
+  if (info.unique) {
+    auto mode = detect_mode(t, s);
+    if (!mode) return std::nullopt;
+    info.mode = *mode;
+    log_->info("table {}: rows of different column sets are loaded in {} mode", t.name(), to_string(info.mode));
+  }
+  table_info_cache_[t] = info;
+  return info;
+}
+
+std::optional<LoadMode> Pipeline::Impl::detect_mode(const Target& t, const TableSettings& s) {
+  const LoadMode fallback = !s.sequence_col.empty() && s.sequence_from_source_position ? LoadMode::Sequence
+                                                                                       : LoadMode::Runs;
+  // Doris documents SHOW CREATE TABLE as the place to see the property
+  // (data-operate/update/partial-column-update, "flexible partial update").
+  auto res = deps_.doris.sql(t.db, "SHOW CREATE TABLE `" + t.db + "`.`" + t.table + "`");
+  if (auto* err = std::get_if<doris::DorisError>(&res)) {
+    if (err->disposition() == Disposition::Retry) {
+      fail(*err, "table properties lookup");
+      return std::nullopt;
+    }
+    // An FE without the HTTP query API or without the statement: no flexible mode.
+    log_->warn("table {}: SHOW CREATE TABLE failed ({}); loading partial rows without flexible partial updates",
+               t.name(), err->what());
+    return fallback;
+  }
+  const auto& sql = std::get<doris::SqlResult>(res);
+  std::string ddl;
+  for (const auto& row : sql.rows)
+    for (const auto& cell : row)
+      if (cell && cell->find("CREATE TABLE") != std::string::npos) ddl = *cell;
+  std::map<std::string, std::string> props;
+  static const std::regex prop(R"re("([^"]+)"\s*=\s*"([^"]*)")re");
+  for (auto m = std::sregex_iterator(ddl.begin(), ddl.end(), prop); m != std::sregex_iterator(); ++m)
+    props[(*m)[1]] = (*m)[2];
+  auto lower = [](std::string v) {
+    for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return v;
+  };
+  if (lower(props["enable_unique_key_skip_bitmap_column"]) != "true") return fallback;
+  if (props.count("enable_unique_key_merge_on_write") && lower(props["enable_unique_key_merge_on_write"]) != "true")
+    return fallback;
+  // The load cannot name the sequence column in this mode: only the table's
+  // own mapping can fill it.
+  if (!s.sequence_col.empty() && lower(props["function_column.sequence_col"]) != lower(s.sequence_col)) {
+    log_->warn("table {}: has flexible partial updates, but its sequence mapping ('{}') is not the configured "
+               "sequence_col '{}': not used",
+               t.name(), props["function_column.sequence_col"], s.sequence_col);
+    return fallback;
+  }
+  return LoadMode::Flexible;
 }
 
 void Pipeline::Impl::append_row(OpenLoad& load, const decode::Row& row) {
+  if (load.skip) return;  // replay: the part these rows belong to is committed
   load.pending.append(row.json);
   load.pending.push_back('\n');
   load.rows += 1;
@@ -123,7 +264,8 @@ std::optional<doris::DorisError> Pipeline::Impl::flush_pending(OpenLoad& load) {
 
 void Pipeline::Impl::apply_memory_cap() {
   uint64_t buffered = 0;
-  for (const auto& [t, l] : open_.loads) buffered += l.pending.size() + l.stream->buffered_bytes();
+  for (const auto& [t, tl] : open_.loads)
+    for (const auto& l : tl.loads) buffered += l.pending.size() + (l.stream ? l.stream->buffered_bytes() : 0);
   deps_.metrics.buffered_bytes = buffered;
   if (!paused_ && buffered > cfg_.memory_cap_bytes) {
     if (auto err = deps_.source.pause(deps_.source.assignment())) log_->warn("pause: {}", err->what());

@@ -127,6 +127,11 @@ void Metrics::add_rewind(const std::string& reason) {
   ++s_.rewinds_by_reason[reason];
 }
 
+void Metrics::add_epoch_ended_early(const std::string& reason) {
+  std::lock_guard lk(mu_);
+  ++s_.epochs_ended_early[reason];
+}
+
 void Metrics::add_bad_record(const std::string& reason, const std::string& policy) {
   std::lock_guard lk(mu_);
   ++s_.bad_records[reason + "|" + policy];

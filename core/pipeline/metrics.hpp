@@ -92,6 +92,7 @@ struct Snapshot {
   std::map<std::string, TableStats> tables;          // "db.table"
   std::map<std::string, PartitionStats> partitions;  // "topic[p]"
   std::map<std::string, uint64_t> rewinds_by_reason;
+  std::map<std::string, uint64_t> epochs_ended_early;  // by reason (not the interval, not shutdown)
   std::map<std::string, uint64_t> bad_records;       // "reason|policy"
   std::map<std::string, uint64_t> doris_errors;      // Doris status / error kind
   std::vector<uint64_t> commit_latency_buckets;      // cumulative counts
@@ -152,6 +153,7 @@ class Metrics {
   void erase_partition(const std::string& tp);
   std::vector<std::string> partition_names() const;
   void add_rewind(const std::string& reason);
+  void add_epoch_ended_early(const std::string& reason);
   void add_bad_record(const std::string& reason, const std::string& policy);
   void add_doris_error(const std::string& status);
   // Labelled counters appear at 0 before their first event.

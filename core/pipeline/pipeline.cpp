@@ -50,14 +50,20 @@ void Pipeline::Impl::publish_state() {
   open.epoch = open_.epoch;
   open.phase = to_string(open_.phase);
   open.tables = open_.loads.size();
-  for (const auto& [t, l] : open_.loads) open.rows += l.rows;
+  for (const auto& [t, tl] : open_.loads)
+    for (const auto& l : tl.loads) open.rows += l.rows;
   open.since_unix_ms = since(open_.started);
   std::vector<EpochView> committing;
   if (closing_) {
     EpochView c;
     c.epoch = closing_->record.epoch;
     c.phase = to_string(closing_->phase);
-    c.tables = closing_->record.txns.size();
+    // A table may hold several txns (parts) of the epoch, adjacent in the record.
+    for (size_t i = 0; i < closing_->record.txns.size(); ++i) {
+      const auto& t = closing_->record.txns[i];
+      if (i == 0 || t.db != closing_->record.txns[i - 1].db || t.table != closing_->record.txns[i - 1].table)
+        ++c.tables;
+    }
     c.since_unix_ms = since(closing_->committing_since);
     c.attempts = closing_->attempt;
     committing.push_back(std::move(c));
@@ -68,7 +74,8 @@ void Pipeline::Impl::publish_state() {
     r.epoch = replay_->record.epoch;
     r.phase = to_string(replay_->phase);
     r.tables = replay_->tables.size();
-    for (const auto& [t, l] : replay_->loads) r.rows += l.rows;
+    for (const auto& [t, tl] : replay_->loads)
+      for (const auto& l : tl.loads) r.rows += l.rows;
     r.attempts = replay_->attempt;
     replaying = std::move(r);
   }

@@ -42,6 +42,10 @@ struct PipelineConfig {
   // database; below Doris' max_running_txn_num_per_db (1000 on 2.1/3.0;
   // Doris 2.0 and older allow 100: set 80 there).
   int open_txn_budget_per_db = 800;
+  // Stream Loads one table may hold within one epoch when its column set
+  // changes (partial TOAST rows, key-only deletes) and Doris cannot take
+  // them in one load; reaching it ends the epoch early (reason "load bound").
+  int max_loads_per_table = 8;
   BadRecordPolicy bad_record_policy = BadRecordPolicy::Fail;
   std::string dead_letter_topic;
   std::chrono::milliseconds shutdown_deadline{30'000};

@@ -37,15 +37,48 @@ struct FatalStop {
   Error error;
 };
 
+// How one table's rows of an epoch are split into Stream Loads (see
+// docs/architecture.md, "Column sets").
+enum class LoadMode {
+  // One load: unique_key_update_mode UPDATE_FLEXIBLE_COLUMNS, every row
+  // carries its own column set (Doris 3.1+, enable_unique_key_skip_bitmap_column).
+  Flexible,
+  // A sequence column filled from the source position: one load per column
+  // set of full rows and deletes, committed first; partial rows in runs of
+  // equal column sets after them, in source order.
+  Sequence,
+  // A new load per run of equal column sets, committed in source order.
+  Runs,
+};
+const char* to_string(LoadMode m);
+
 // One Stream Load of the epoch being filled.
 struct OpenLoad {
   Target target;
   doris::LoadSpec spec;
-  std::unique_ptr<doris::LoadStream> stream;
+  std::unique_ptr<doris::LoadStream> stream;  // null: a replay skips the rows of a committed part
   std::string pending;  // rows gathered before they are handed to the stream
   uint64_t rows = 0;
   uint64_t bytes = 0;
   int64_t newest_source_ms = 0;  // source.ts_ms of the newest row, for freshness
+  // Full rows and deletes: their effect does not depend on what Doris
+  // stores for the key (Sequence mode commits their loads first).
+  bool dominating = false;
+  bool skip = false;  // replay: this part is already committed; its rows are dropped
+};
+
+// A table's loads of one epoch, in commit order.
+struct TableLoads {
+  LoadMode mode = LoadMode::Runs;
+  std::vector<OpenLoad> loads;
+  uint32_t labels = 0;  // parts created so far (part n has label make_label(.., n))
+};
+using LoadMap = std::map<Target, TableLoads>;
+
+// What is known of a target table, asked once per table.
+struct TableInfo {
+  bool unique = false;
+  LoadMode mode = LoadMode::Runs;
 };
 
 // The epoch being filled.
@@ -53,7 +86,7 @@ struct OpenEpoch {
   uint64_t epoch = 0;
   Phase phase = Phase::Open;
   state::EpochRecord record;  // built when its loads are pre-committed
-  std::map<Target, OpenLoad> loads;
+  LoadMap loads;
   Clock::time_point started = Clock::now();
   bool end_requested = false;
   bool dead_letters = false;  // dead letters produced since the last flush
@@ -80,7 +113,8 @@ struct Replay {
   std::set<Target> tables;
   std::map<TopicPartition, std::pair<int64_t, int64_t>> ranges;  // [start, end)
   std::set<TopicPartition> remaining;
-  std::map<Target, OpenLoad> loads;
+  LoadMap loads;
+  std::set<std::string> committed_labels;  // parts of the lost tables that committed before
   bool positioned = false;  // partitions sought to their start offsets
   int attempt = 0;
 };
@@ -134,8 +168,10 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void handle_change();
   void bad_record(const kafka::Message& msg, const decode::DecodeError& err);
   // nullptr when opening failed and the epoch was aborted (the record is re-read).
-  OpenLoad* load_for(std::map<Target, OpenLoad>& loads, const Target& target, const decode::Row& row,
-                     uint64_t epoch, bool may_end_epoch);
+  OpenLoad* load_for(LoadMap& loads, const Target& target, const decode::Row& row, uint64_t epoch,
+                     bool may_end_epoch);
+  OpenLoad* new_load(TableLoads& table, const Target& target, const decode::Row& row, uint64_t epoch, bool unique,
+                     bool replaying);
   void append_row(OpenLoad& load, const decode::Row& row);
   std::optional<doris::DorisError> flush_pending(OpenLoad& load);
   bool should_end_epoch() const;
@@ -144,7 +180,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // --- epoch lifecycle, driven by transition()
   void step(Who who, Event event);
   void end_open_epoch(const char* reason);
-  std::optional<doris::DorisError> finish_loads(std::map<Target, OpenLoad>& loads, std::vector<state::TableTxn>& txns);
+  std::optional<doris::DorisError> finish_loads(LoadMap& loads, std::vector<state::TableTxn>& txns);
   void start_commits(ClosingEpoch& closing);
   void drive_closing(bool block);
   LostCheck classify_lost(const state::TableTxn& txn);
@@ -159,12 +195,13 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void resume_after_replay();
   // --- failures
   void fail(const Error& error, const std::string& reason);
-  void abort_loads(std::map<Target, OpenLoad>& loads);
+  void abort_loads(LoadMap& loads);
   void abort_open_epoch_for_replay();
   void rewind(const std::string& reason);
   void sleep_backoff(int attempt);
   // --- helpers
-  std::optional<bool> table_unique_key(const Target& t, const TableSettings& s);
+  std::optional<TableInfo> table_info(const Target& t, const TableSettings& s);
+  std::optional<LoadMode> detect_mode(const Target& t, const TableSettings& s);
   int open_txns_in_db(const std::string& db) const;
   state::EpochRecord make_record(uint64_t epoch, std::vector<state::TableTxn> txns) const;
   void publish_partitions();
@@ -198,7 +235,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::string_view current_topic_name_;  // the source's view of its topic name (librdkafka: one per topic)
   // End offsets of committed epochs, for partitions (re)assigned later.
   std::map<TopicPartition, int64_t> committed_;
-  std::map<Target, bool> unique_key_cache_;
+  std::map<Target, TableInfo> table_info_cache_;
   uint64_t rewind_generation_ = 0;
   bool paused_ = false;
   bool subscribed_ = false;

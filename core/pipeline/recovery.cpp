@@ -70,49 +70,72 @@ void Pipeline::Impl::abort_lingering() {
   std::optional<Error> fatal;
   std::atomic<size_t> next{0};
   std::atomic<uint64_t> aborted{0};
+  // Probes one label and aborts a txn holding it; false when the label is
+  // unused or the walk has to stop (an unknown table, a fatal error).
+  enum class Probe { Unused, Held, Stop };
+  auto probe = [&](const Target& target, const std::string& label) {
+    doris::LoadSpec spec;
+    spec.db = target.db;
+    spec.table = target.table;
+    spec.label = label;
+    // A table with a (hidden) sequence column refuses a load that does not name it.
+    spec.sequence_col = deps_.router.settings(target).sequence_col;
+    auto probed = deps_.doris.probe_label(spec);
+    if (auto* err = std::get_if<doris::DorisError>(&probed)) {
+      // A table that does not exist (any more) cannot hold txns of ours.
+      if (err->kind() == doris::ErrorKind::UnknownTable) return Probe::Stop;
+      std::lock_guard lk(mu);
+      if (!fatal) fatal = *err;
+      return Probe::Stop;
+    }
+    const auto& st = std::get<doris::LabelState>(probed);
+    if (st.state == doris::LabelState::Unused) return Probe::Unused;
+    if (st.state == doris::LabelState::Finished) {
+      std::lock_guard lk(mu);
+      ErrorContext ctx;
+      ctx.table = target.name();
+      ctx.label = spec.label;
+      ctx.txn_id = st.txn_id;
+      if (!fatal)
+        fatal = Error(Disposition::Fatal,
+                      "label " + spec.label +
+                          " is already FINISHED in Doris but the checkpoint state does not know it: the state "
+                          "directory was reset or belongs to another pipeline; set a new delivery.label_prefix",
+                      ctx);
+      return Probe::Stop;
+    }
+    if (st.txn_id) {
+      auto r = deps_.doris.abort(target.db, *st.txn_id);
+      if (auto* err = std::get_if<doris::DorisError>(&r)) {
+        std::lock_guard lk(mu);
+        if (!fatal) fatal = *err;
+        return Probe::Stop;
+      }
+      ++aborted;
+      log_->info("recovery: aborted lingering txn {} (label {}, table {})", *st.txn_id, spec.label, target.name());
+    }
+    return Probe::Held;
+  };
   auto worker = [&] {
     for (size_t i = next++; i < work.size(); i = next++) {
       const auto& [walk, target] = work[i];
-      for (int n = 0; n < cfg_.probe_max_labels; ++n) {
-        doris::LoadSpec spec;
-        spec.db = target.db;
-        spec.table = target.table;
-        spec.label = doris::make_label(walk.prefix, target.db, target.table, walk.first_epoch + n);
-        auto probed = deps_.doris.probe_label(spec);
-        if (auto* err = std::get_if<doris::DorisError>(&probed)) {
-          // A table that does not exist (any more) cannot hold txns of ours.
-          if (err->kind() == doris::ErrorKind::UnknownTable) break;
-          std::lock_guard lk(mu);
-          if (!fatal) fatal = *err;
-          return;
+      int budget = cfg_.probe_max_labels;
+      for (uint64_t e = walk.first_epoch; budget > 0; ++e) {
+        const std::string first = doris::make_label(walk.prefix, target.db, target.table, e);
+        --budget;
+        const Probe p0 = probe(target, first);
+        if (p0 == Probe::Stop) break;
+        // A table's later loads of the epoch (part n begins after part n-1,
+        // but a stream's first bytes may still reach Doris in another
+        // order): walk them until one is unused, also when part 0 is.
+        bool stop = false;
+        for (uint32_t part = 1; budget > 0; ++part) {
+          --budget;
+          const Probe p = probe(target, doris::make_label(walk.prefix, target.db, target.table, e, part));
+          if (p == Probe::Stop) stop = true;
+          if (p != Probe::Held) break;
         }
-        const auto& st = std::get<doris::LabelState>(probed);
-        if (st.state == doris::LabelState::Unused) break;
-        if (st.state == doris::LabelState::Finished) {
-          std::lock_guard lk(mu);
-          ErrorContext ctx;
-          ctx.table = target.name();
-          ctx.label = spec.label;
-          ctx.txn_id = st.txn_id;
-          if (!fatal)
-            fatal = Error(Disposition::Fatal,
-                          "label " + spec.label +
-                              " is already FINISHED in Doris but the checkpoint state does not know it: the state "
-                              "directory was reset or belongs to another pipeline; set a new delivery.label_prefix",
-                          ctx);
-          return;
-        }
-        if (st.txn_id) {
-          auto r = deps_.doris.abort(target.db, *st.txn_id);
-          if (auto* err = std::get_if<doris::DorisError>(&r)) {
-            std::lock_guard lk(mu);
-            if (!fatal) fatal = *err;
-            return;
-          }
-          ++aborted;
-          log_->info("recovery: aborted lingering txn {} (label {}, table {})", *st.txn_id, spec.label,
-                     target.name());
-        }
+        if (stop || p0 == Probe::Unused) break;
       }
     }
   };

@@ -3,6 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <variant>
+
 namespace cdc2doris::pipeline {
 
 void Pipeline::Impl::begin_replay() {
@@ -14,6 +17,22 @@ void Pipeline::Impl::begin_replay() {
   r.record = std::move(closing_->record);
   for (size_t i : closing_->lost) r.tables.insert({r.record.txns[i].db, r.record.txns[i].table});
   for (const auto& p : r.record.partitions) r.ranges[{p.topic, p.partition}] = {p.start_offset, p.end_offset};
+  for (size_t i = 0; i < r.record.txns.size(); ++i) {
+    const auto& txn = r.record.txns[i];
+    if (!r.tables.count({txn.db, txn.table})) continue;
+    if (txn.committed) {
+      // Parts commit in order: those before the lost one are in Doris. The
+      // replay splits the range as before and drops their rows.
+      r.committed_labels.insert(txn.label);
+    } else if (!closing_->lost.count(i)) {
+      // A later part of a lost table, still pre-committed: it must follow the
+      // replayed part, so it is replayed too and its label freed now.
+      auto res = deps_.doris.abort(txn.db, txn.txn_id);
+      if (auto* err = std::get_if<doris::DorisError>(&res))
+        log_->warn("epoch {}: aborting txn {} (label {}) before its replay failed: {}", r.record.epoch, txn.txn_id,
+                   txn.label, err->what());
+    }
+  }
   closing_.reset();
   log_->warn("replaying epoch {} for {} table(s) from Kafka", r.record.epoch, r.tables.size());
   replay_ = std::move(r);
@@ -65,18 +84,53 @@ void Pipeline::Impl::process_replay(const kafka::Message& msg) {
 
 void Pipeline::Impl::finish_replay() {
   Replay& r = *replay_;
-  // A lost table whose rows are gone from the range (a routing change) still
-  // needs its txn replaced: an empty load pre-commits an empty txn.
-  for (const auto& t : r.tables)
-    if (!r.loads.count(t)) load_for(r.loads, t, decode::Row{}, r.record.epoch, /*may_end_epoch=*/false);
+  // An uncommitted part whose rows are gone from the range (a routing
+  // change) still needs its txn replaced: an empty load under its label
+  // pre-commits an empty txn.
+  std::set<std::string> built;
+  for (const auto& [t, tl] : r.loads)
+    for (const auto& l : tl.loads) built.insert(l.spec.label);
+  for (const auto& txn : r.record.txns) {
+    const Target t{txn.db, txn.table};
+    if (txn.committed || !r.tables.count(t) || built.count(txn.label)) continue;
+    auto info = table_info(t, deps_.router.settings(t));
+    if (!info) return;  // failed: the replay restarts
+    OpenLoad load;
+    load.target = t;
+    load.spec.db = t.db;
+    load.spec.table = t.table;
+    load.spec.label = txn.label;
+    load.spec.unique_key = info->unique;
+    if (info->mode == LoadMode::Flexible)
+      load.spec.flexible_partial_update = true;
+    else
+      load.spec.sequence_col = deps_.router.settings(t).sequence_col;
+    load.stream = deps_.doris.open_load(load.spec);
+    r.loads[t].loads.push_back(std::move(load));
+  }
   std::vector<state::TableTxn> txns;
   if (auto err = finish_loads(r.loads, txns)) {
     fail(*err, "replay pre-commit");
     return;
   }
-  for (auto& txn : r.record.txns)
-    for (const auto& fresh : txns)
-      if (fresh.db == txn.db && fresh.table == txn.table) txn = fresh;
+  for (const auto& fresh : txns) {
+    auto it = std::find_if(r.record.txns.begin(), r.record.txns.end(),
+                           [&](const state::TableTxn& t) { return t.label == fresh.label; });
+    if (it == r.record.txns.end() || it->committed) {
+      // The range split differently than when it was recorded (the table's
+      // mode or delivery.max_loads_per_table changed): committing it could
+      // apply rows twice or out of order.
+      abort_loads(r.loads);
+      failure_ = Error(Disposition::Fatal, "replay of epoch " + std::to_string(r.record.epoch) + " built load " +
+                                               fresh.label + " for " + fresh.db + "." + fresh.table +
+                                               ", which the recorded epoch does not hold as uncommitted; restore the "
+                                               "configuration the epoch was recorded with");
+      step(Who::Replay, Event::LoadFailedFatal);
+      return;
+    }
+    it->txn_id = fresh.txn_id;
+    it->committed = false;
+  }
   r.loads.clear();
   step(Who::Replay, Event::LoadsPrecommitted);
 }

@@ -25,6 +25,9 @@ struct Target {
 struct TableSettings {
   std::optional<bool> unique_key;            // nullopt: ask Doris
   std::string sequence_col;                  // function_column.sequence_col header
+  // The decoder fills sequence_col from the source position (monotonic in
+  // source order), so Doris orders a key's rows by it whatever the load order.
+  bool sequence_from_source_position = false;
   std::map<std::string, std::string> headers;  // extra Stream Load headers
   // For the decoder (see with_target_table_options).
   std::vector<std::string> key_columns;                 // empty: the Kafka key's fields

@@ -103,6 +103,7 @@ delivery:
   epoch_max_rows: 1000000
   memory_cap: 128MiB
   open_transaction_budget: 40
+  max_loads_per_table: 4
   bad_records: dead_letter
   dead_letter_topic: dlq
   shutdown_deadline: 20s

@@ -132,6 +132,15 @@ TEST_CASE("labels: validity, sanitising, stable hashing", "[doris][label]") {
   std::set<std::string> seen;
   for (uint64_t e = 0; e < 1000; ++e) seen.insert(make_label("p", "db", long_t, e));
   CHECK(seen.size() == 1000);
+  // Several loads of one table in one epoch: part 0 keeps the old label.
+  CHECK(make_label("cdc", "shop", "orders", 42, 0) == "cdc_shop_orders_42");
+  CHECK(make_label("cdc", "shop", "orders", 42, 3) == "cdc_shop_orders_42-3");
+  CHECK(make_label("cdc", "db", "t", 5, 1) != make_label("cdc", "db", "t_5", 1, 0));
+  CHECK(make_label("cdc", "db", "t", 51, 0) != make_label("cdc", "db", "t", 5, 1));
+  auto lp = make_label("cdc", "db", long_t, 7, 12);
+  CHECK(is_valid_label(lp));
+  CHECK(lp.ends_with("_7-12"));
+  CHECK(is_valid_label(make_label(std::string(300, 'p'), "db", "t", 123456789, 99)));
 }
 
 TEST_CASE("label and transaction ids parse from messages", "[doris][label]") {

@@ -519,7 +519,8 @@ std::map<std::string, std::string> partial_headers(const std::string& columns) {
 
 const char* kProfile =
     "CREATE TABLE p (id BIGINT NOT NULL, name VARCHAR(20), balance DECIMAL(10,2), city STRING DEFAULT \"nowhere\") "
-    "UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1";
+    "UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "
+    "PROPERTIES (\"enable_unique_key_merge_on_write\" = \"true\", \"enable_unique_key_skip_bitmap_column\" = \"true\")";
 
 }  // namespace
 
@@ -617,6 +618,17 @@ TEST_CASE("partial update: header checks, non-UNIQUE tables, key columns", "[emu
   // UPSERT is a normal load.
   CHECK(S(f.load("p", "{\"id\":9}\n", {{"format", "json"}, {"unique_key_update_mode", "Upsert"}}), "Status") ==
         "Success");
+  // Flexible columns need the skip-bitmap hidden column (table property).
+  f.e.execute_sql("d", "CREATE TABLE nb (id INT, v INT) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  CHECK(S(f.load("nb", "{\"id\":1}\n", {{"format", "json"}, {"unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS"}}),
+          "Message") ==
+        "[ANALYSIS_ERROR]" + kFe +
+            "Flexible partial update can only support table with skip bitmap hidden column. But table nb doesn't "
+            "have it. You can use `ALTER TABLE nb ENABLE FEATURE \"UPDATE_FLEXIBLE_COLUMNS\";` to add it to the table.");
+  // SHOW CREATE TABLE shows the properties (how the daemon detects the mode).
+  auto show = f.e.query("d", "SHOW CREATE TABLE p", false);
+  CHECK(show.find("enable_unique_key_skip_bitmap_column") != std::string::npos);
+  CHECK(show.find("CREATE TABLE") != std::string::npos);
 }
 
 TEST_CASE("partial update: sequence column reused when not given, delete sign deletes", "[emulator][partial]") {

@@ -32,6 +32,8 @@ class LoadImpl : public Load {
     unique_ = tb.model == Model::Unique;
     seq_col_ = tb.seq_col;
     hidden_seq_ = tb.hidden_seq;
+    for (const auto& [k, v] : tb.props)
+      if (k == "enable_unique_key_skip_bitmap_column") skip_bitmap_ = detail::lower(v) == "true";
     count_only_ = e.config().count_only;
     be_ = txn.be;
     start_ms_ = now_ms();
@@ -76,6 +78,7 @@ class LoadImpl : public Load {
   std::vector<Column> cols_;
   uint64_t schema_version_ = 0;
   bool unique_ = false;
+  bool skip_bitmap_ = false;  // "enable_unique_key_skip_bitmap_column" = "true"
   int seq_col_ = -1;
   std::optional<ColType> hidden_seq_;
   bool count_only_ = false;

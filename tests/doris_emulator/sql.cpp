@@ -2,6 +2,7 @@
 // against the emulator catalog. Errors are thrown as std::runtime_error with
 // Doris' UserException text ("errCode = 2, detailMessage = ...").
 #include "tests/doris_emulator/engine.hpp"
+#include "tests/doris_emulator/query_rel.hpp"
 #include "tests/doris_emulator/sql_lex.hpp"
 
 #include <boost/json.hpp>
@@ -403,6 +404,16 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
       boost::json::array rows;
       for (auto& [n, d] : dbs_) rows.push_back(boost::json::array{n});
       result_set({{"Database", "CHAR"}}, rows);
+      return;
+    }
+    if (ps.accept("CREATE")) {
+      // Doris' columns "Table", "Create Table" (the query port's text); the
+      // daemon reads the PROPERTIES to tell whether flexible partial updates
+      // are enabled.
+      ps.expect("TABLE");
+      Table& t = need_table(ps.qname(cur_db));
+      result_set({{"Table", "CHAR"}, {"Create Table", "CHAR"}},
+                 boost::json::array{boost::json::array{t.name, query::create_table_text(t)}});
       return;
     }
     if (ps.accept("FULL")) {}

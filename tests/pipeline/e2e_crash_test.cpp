@@ -28,8 +28,8 @@ long env_long(const char* name, long def) {
 }
 
 const std::vector<std::string> kCrashPoints = {
-    "before_precommit", "after_precommit",      "after_record",       "between_table_commits",
-    "after_commits",    "before_offset_commit", "after_offset_commit"};
+    "before_precommit",     "after_precommit", "after_record",         "between_table_commits",
+    "between_load_commits", "after_commits",   "before_offset_commit", "after_offset_commit"};
 
 void require_caught_up(E2eHarness& h, std::chrono::seconds timeout) {
   bool ok = h.wait_caught_up(timeout);

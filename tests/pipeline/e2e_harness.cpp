@@ -17,14 +17,20 @@ namespace {
 // as they come (decimal bytes as base64 text, micros as BIGINT...). The
 // decoder's typed conversions are tested in tests/decode; here the property
 // under test is delivery: nothing lost, nothing twice.
-std::string raw_ddl(const std::string& db, const std::string& table, bool duplicate) {
+std::string raw_ddl(const std::string& db, const std::string& table, bool duplicate, bool seq_column = false,
+                    const std::string& properties = "") {
   return "CREATE TABLE `" + db + "`.`" + table +
          "` (`id` BIGINT NOT NULL, `customer_id` BIGINT NULL, `amount` STRING NULL, `quantity` INT NULL, "
          "`status` VARCHAR(16) NULL, `created_at` BIGINT NULL, `updated_at` VARCHAR(64) NULL, `ship_date` INT NULL, "
-         "`is_gift` SMALLINT NULL, `note` STRING NULL, `tags` STRING NULL) " +
+         "`is_gift` SMALLINT NULL, `note` STRING NULL, `tags` STRING NULL" +
+         (seq_column ? std::string(", `seq` BIGINT NULL") : std::string()) + ") " +
          (duplicate ? std::string("DUPLICATE KEY(`id`)") : std::string("UNIQUE KEY(`id`)")) +
-         " DISTRIBUTED BY HASH(`id`) BUCKETS 1 PROPERTIES (\"replication_num\" = \"1\")";
+         " DISTRIBUTED BY HASH(`id`) BUCKETS 1 PROPERTIES (\"replication_num\" = \"1\"" + properties + ")";
 }
+
+// The TOAST-heavy tables' modes (see E2eOptions::toast_tables).
+bool flexible_table(const E2eOptions& o, const std::string& t) { return o.toast_tables > 0 && t == "orders_0"; }
+bool sequence_table(const E2eOptions& o, const std::string& t) { return o.toast_tables > 1 && t == "orders_1"; }
 
 std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -41,6 +47,7 @@ workload::Options workload_options(const E2eOptions& o) {
   w.server = o.topic_prefix;
   w.db = "shop";
   w.format = workload::Format::Plain;
+  w.toast_tables = o.toast_tables;
   return w;
 }
 
@@ -56,8 +63,14 @@ E2eHarness::E2eHarness(E2eOptions opts)
   for (const auto& full : gen_.tables()) {
     const std::string table = full.substr(full.find('.') + 1);
     const bool dup = table == opts_.duplicate_table;
-    emu_->sql(db_, raw_ddl(db_, table, dup));
-    emu_->sql("ref_" + db_, raw_ddl("ref_" + db_, table, dup));
+    const bool seq = sequence_table(opts_, table);
+    std::string props;
+    if (flexible_table(opts_, table))
+      props = ", \"enable_unique_key_merge_on_write\" = \"true\", \"enable_unique_key_skip_bitmap_column\" = \"true\"";
+    if (seq) props = ", \"function_column.sequence_type\" = \"BIGINT\"";
+    emu_->sql(db_, raw_ddl(db_, table, dup, seq, props));
+    // The reference applies rows one after the other in source order: no sequence needed.
+    emu_->sql("ref_" + db_, raw_ddl("ref_" + db_, table, dup, seq));
     broker_.create_topic(opts_.topic_prefix + "." + db_ + "." + table, opts_.partitions);
   }
   write_config();
@@ -92,6 +105,9 @@ void E2eHarness::write_config() {
     << "  password: \"\"\n"
     << "  request_timeout: 10s\n"
     << "  load_timeout: 30s\n"
+    << (opts_.toast_tables > 1 ? "routing:\n  tables:\n    " + db_ +
+                                     ".orders_1:\n      sequence_col: seq\n      sequence_from_source_position: true\n"
+                               : std::string())
     << "delivery:\n"
     << "  label_prefix: " << opts_.topic_prefix << "\n"
     << "  epoch_interval: " << opts_.epoch_interval << "\n"
@@ -175,7 +191,9 @@ void E2eHarness::verify() {
     std::filesystem::create_directories(keep);
     std::ofstream(std::filesystem::path(keep) / (opts_.topic_prefix + "-txns.json")) << emu_->txns(db_);
   }
-  auto verdicts = verify_against_reference(*emu_, db_, records_, {opts_.duplicate_table});
+  decode::DecoderOptions decoding;
+  if (opts_.toast_tables > 1) decoding.extra_columns_per_table[db_ + ".orders_1"].sequence = "seq";
+  auto verdicts = verify_against_reference(*emu_, db_, records_, {opts_.duplicate_table}, decoding);
   CHECK(verdicts.size() == static_cast<size_t>(opts_.tables));
   for (const auto& v : verdicts) {
     INFO("table " << v.table << ": " << v.detail);

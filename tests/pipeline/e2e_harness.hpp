@@ -30,6 +30,12 @@ struct E2eOptions {
   int partitions = 4;
   std::string topic_prefix = "e2e";  // Debezium server name; unique per test case
   std::string duplicate_table = "orders_7";
+  // TOAST-heavy tables (a third of their updates partial rows, key-only
+  // deletes; workload::Options::toast_tables), one per way the daemon loads
+  // rows of different column sets: orders_0 has flexible partial updates
+  // (enable_unique_key_skip_bitmap_column), orders_1 a sequence column
+  // filled from the source position, orders_2 neither (a load per run).
+  int toast_tables = 3;
   std::string epoch_interval = "300ms";
   std::string extra_delivery_yaml;
   EmulatorOptions emulator;

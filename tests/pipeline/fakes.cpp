@@ -1,5 +1,7 @@
 #include "tests/pipeline/fakes.hpp"
 
+#include <thread>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -495,8 +497,14 @@ void FakeDoris::lose_next_commit(const std::string& table) {
   lose_.insert(table);
 }
 
+void FakeDoris::delay_commits(const std::string& table, std::chrono::milliseconds delay) {
+  std::lock_guard lk(mu_);
+  commit_delays_[table] = delay;
+}
+
 void FakeDoris::heal() {
   std::lock_guard lk(mu_);
+  commit_delays_.clear();
   write_faults_.clear();
   finish_faults_.clear();
   commit_faults_.clear();
@@ -697,6 +705,14 @@ std::future<doris::TxnResult> FakeDoris::commit_async(const std::string& db, int
   if (it == txns_.end() || it->second.db != db) {
     ++stats_.commits;
     return ready<doris::TxnResult>(doris::TxnOutcome::NotFoundOrAborted);
+  }
+  if (auto d = commit_delays_.find(it->second.table); d != commit_delays_.end()) {
+    const auto delay = d->second;
+    return std::async(std::launch::async, [this, txn_id, delay] {
+      std::this_thread::sleep_for(delay);
+      std::lock_guard lk2(mu_);
+      return commit_locked(txns_.at(txn_id));
+    });
   }
   return ready(commit_locked(it->second));
 }

@@ -220,6 +220,9 @@ class FakeDoris final : public doris::DorisClient {
   void fail_all_commits(std::optional<doris::DorisError> e);  // until reset with nullopt
   // The next commit of `table`'s txn finds it aborted by Doris: NotFoundOrAborted.
   void lose_next_commit(const std::string& table);
+  // Commits of `table`'s txns answer after `delay` (on another thread), so a
+  // non-blocking collection round sees them still running.
+  void delay_commits(const std::string& table, std::chrono::milliseconds delay);
   void heal();  // clears every knob
 
   // --- inspection
@@ -267,6 +270,7 @@ class FakeDoris final : public doris::DorisClient {
   std::vector<Fault> write_faults_, finish_faults_, commit_faults_;
   std::optional<doris::DorisError> all_commits_fail_;
   std::multiset<std::string> lose_;
+  std::map<std::string, std::chrono::milliseconds> commit_delays_;
   Stats stats_;
 };
 

@@ -525,6 +525,31 @@ TEST_CASE("pipeline: a txn Doris lost at commit is replayed for that table only"
   CHECK(env.store.get(replayed)->state == state::EpochState::Committed);
 }
 
+TEST_CASE("pipeline: a commit failure seen while another table's commit still runs is retried, not forgotten",
+          "[pipeline][unit]") {
+  Env env;
+  env.produce(60);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  // The next epoch's first commit (orders_0) fails at once while orders_1's
+  // answer is still on its way: the collection round returns before it.
+  env.doris.delay_commits("orders_1", 60ms);
+  env.doris.fail_next_commits(1, derr(doris::ErrorKind::ServerError, Disposition::Retry, "FE busy"));
+  env.produce(120);
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  auto r = run.stop();
+  CHECK_FALSE(r.error);
+  env.doris.heal();
+  // Every recorded txn committed, none left pre-committed behind a COMMITTED epoch.
+  for (const auto& rec : env.store.list())
+    for (const auto& t : rec.txns) {
+      INFO("epoch " << rec.epoch << " " << t.label);
+      CHECK(env.doris.txn_by_label("shop", t.label)->state == TxnState::Committed);
+    }
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
 // ============================================================== restarts
 
 namespace {
@@ -646,6 +671,36 @@ TEST_CASE("pipeline: lingering txns are aborted at start, also under an old labe
     CHECK(latest.epoch > last);
     for (const auto& t : latest.txns) CHECK(t.label.rfind("t2_", 0) == 0);
   }
+}
+
+TEST_CASE("pipeline: lingering txns of a table's later loads in an epoch are aborted at start", "[pipeline][unit]") {
+  Env env;
+  env.produce(60);
+  {
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(run.stop().error);
+  }
+  const uint64_t last = env.store.latest()->epoch;
+  // A crashed run had begun parts 1 and 2 of orders_0 in epoch last+1 while
+  // part 0 had not reached Doris yet, and parts 0 and 1 of orders_1.
+  const int64_t a = env.doris.seed_txn("shop", "orders_0", doris::make_label("t", "shop", "orders_0", last + 1, 1),
+                                       TxnState::Precommitted, {"{\"id\":999999,\"__DORIS_DELETE_SIGN__\":0}"});
+  const int64_t b = env.doris.seed_txn("shop", "orders_0", doris::make_label("t", "shop", "orders_0", last + 1, 2),
+                                       TxnState::Prepare);
+  const int64_t c = env.doris.seed_txn("shop", "orders_1", doris::make_label("t", "shop", "orders_1", last + 1),
+                                       TxnState::Prepare);
+  const int64_t d = env.doris.seed_txn("shop", "orders_1", doris::make_label("t", "shop", "orders_1", last + 1, 1),
+                                       TxnState::Prepare);
+  env.produce(60);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(run.metrics.lingering_txns_aborted == 4);
+  for (const auto& t : env.doris.txns())
+    if (t.id == a || t.id == b || t.id == c || t.id == d) CHECK(t.state == TxnState::Aborted);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
 }
 
 TEST_CASE("pipeline: lingering txns of an old label prefix recorded in the store", "[pipeline][unit]") {

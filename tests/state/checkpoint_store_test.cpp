@@ -154,6 +154,37 @@ TEMPLATE_TEST_CASE("mark_txn_committed flags one table", "[state]", RocksFixture
   CHECK(r->state == EpochState::Precommitted);
 }
 
+TEMPLATE_TEST_CASE("a table with several loads in one epoch keeps each part and marks it alone", "[state]",
+                   RocksFixture, MemoryFixture) {
+  TestType f;
+  EpochRecord rec = make_epoch(9, {"bb", "a"});
+  rec.txns.push_back({"db", "a", "pfx_db_a_9-2", 902, false, 2});
+  rec.txns.push_back({"db", "a", "pfx_db_a_9-1", 901, false, 1});
+  f.store().put_epoch(rec);
+  CHECK_THROWS_AS(f.store().put_epoch([&] {
+    EpochRecord dup = rec;
+    dup.epoch = 10;
+    dup.txns.push_back({"db", "a", "other", 1, false, 1});
+    return dup;
+  }()), std::invalid_argument);
+  f.store().mark_txn_committed(9, "db", "a", 1);
+  CHECK(kind_of([&] { f.store().mark_txn_committed(9, "db", "a", 3); }) == Kind::NotFound);
+  f.reopen();
+  auto r = f.store().get(9);
+  REQUIRE(r);
+  REQUIRE(r->txns.size() == 4);
+  // (db, table, part) order, whatever the key layout sorts by.
+  CHECK(r->txns[0].table == "a");
+  CHECK(r->txns[0].part == 0);
+  CHECK_FALSE(r->txns[0].committed);
+  CHECK(r->txns[1].part == 1);
+  CHECK(r->txns[1].label == "pfx_db_a_9-1");
+  CHECK(r->txns[1].committed);
+  CHECK(r->txns[2].part == 2);
+  CHECK_FALSE(r->txns[2].committed);
+  CHECK(r->txns[3].table == "bb");
+}
+
 TEMPLATE_TEST_CASE("rewriting a precommitted epoch replaces its tables (replay)", "[state]", RocksFixture,
                    MemoryFixture) {
   TestType f;

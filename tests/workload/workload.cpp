@@ -171,13 +171,13 @@ void Generator::mutate(Row& r) {
   if (rng_() % 5 == 0) r.tag_n = static_cast<int>(rng_() % 100);
 }
 
-std::string Generator::payload_json(const Row& r) const {
+std::string Generator::payload_json(const Row& r, bool toast_note) const {
   std::string s = "{\"id\":" + std::to_string(r.id) + ",\"customer_id\":" + std::to_string(r.customer_id) + ",\"amount\":\"";
   decode::base64_encode(twos_complement(r.amount), s);
   s += "\",\"quantity\":" + std::to_string(r.quantity) + ",\"status\":\"" + kStatuses[r.status] +
        "\",\"created_at\":" + std::to_string(r.created_us) + ",\"updated_at\":\"" + fmt_zoned_wire(r.updated_ms) +
        "\",\"ship_date\":" + std::to_string(r.ship_days) + ",\"is_gift\":" + std::to_string(r.is_gift) + ",\"note\":";
-  put_string(r.note, s);
+  put_string(toast_note ? std::string_view("__debezium_unavailable_value") : std::string_view(r.note), s);
   // MySQL's JSON text (with spaces), carried as an io.debezium.data.Json string.
   std::string tags = std::string("{\"src\": \"") + kSources[r.tag_src] + "\", \"n\": " + std::to_string(r.tag_n) + "}";
   s += ",\"tags\":";
@@ -231,8 +231,8 @@ void Generator::emit_change(size_t t, char op, const Row* before, const Row* aft
               R"("optional":false,"name":")" + topic + R"(.Value"})";
     rec.value = "{\"schema\":" + schema + ",\"payload\":" + payload + "}";
   } else {
-    std::string payload = "{\"before\":" + (before ? payload_json(*before) : std::string("null")) +
-                          ",\"after\":" + (after ? payload_json(*after) : std::string("null")) +
+    std::string payload = "{\"before\":" + (before && !key_only_ ? payload_json(*before) : std::string("null")) +
+                          ",\"after\":" + (after ? payload_json(*after, toast_after_) : std::string("null")) +
                           R"(,"source":{"version":"2.7.3.Final","connector":"mysql","name":")" + opt_.server +
                           "\",\"ts_ms\":" + std::to_string(ts_ms_) + ",\"snapshot\":\"" + (op == 'r' ? "true" : "false") +
                           "\",\"db\":\"" + opt_.db + R"(","sequence":null,"table":")" + table +
@@ -331,11 +331,16 @@ void Generator::step() {
   auto it = live.lower_bound(static_cast<int64_t>(rng_() % static_cast<uint64_t>(next_id_[t])));
   if (it == live.end()) it = live.begin();
   std::shared_ptr<Row> old = it->second;
+  const bool toast = static_cast<int>(t) < opt_.toast_tables && opt_.format != Format::Flattened;
+  key_only_ = toast;
   if (kind == 1) {
     auto updated = std::make_shared<Row>(*old);
     mutate(*updated);
+    toast_after_ = toast && rng_() % 3 == 0;
+    if (toast_after_) updated->note = old->note;  // unchanged, so PostgreSQL does not send it
     it->second = updated;
     emit_change(t, 'u', old.get(), updated.get());
+    toast_after_ = false;
   } else if (kind == 2) {
     live.erase(it);
     emit_change(t, 'd', old.get(), nullptr);
@@ -353,6 +358,7 @@ void Generator::step() {
     emit_change(t, 'c', nullptr, moved.get());
     queue_[second].rec.headers.emplace_back("__debezium.oldkey", "{\"id\":" + std::to_string(old->id) + "}");
   }
+  key_only_ = false;
 }
 
 Record Generator::next() {

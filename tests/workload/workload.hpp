@@ -53,6 +53,12 @@ struct Options {
   bool tombstones = true;           // a null-value record after each delete (envelope formats)
   size_t note_chars = 24;           // VARCHAR payload size; ~600-byte plain records on average
   bool keep_change_log = false;     // keep every emitted Doris row (DUPLICATE KEY model)
+  // The first `toast_tables` tables behave like PostgreSQL tables with a large
+  // TOASTed column and the default replica identity (envelope formats): a
+  // third of their updates leave `note` unchanged and send Debezium's
+  // placeholder for it (a partial row), and deletes carry no before-image (a
+  // key-only delete).
+  int toast_tables = 0;
 };
 
 struct Record {
@@ -113,7 +119,7 @@ class Generator {
   void emit_change(size_t table, char op, const Row* before, const Row* after);
   Row random_row(int64_t id);
   void mutate(Row& r);
-  std::string payload_json(const Row& r) const;
+  std::string payload_json(const Row& r, bool toast_note = false) const;
   std::string doris_json(const Row& r) const;
 
   Options opt_;
@@ -130,6 +136,8 @@ class Generator {
   int64_t binlog_pos_ = 4;
   int64_t ts_ms_ = 1700000000000;
   int snapshot_done_ = 0;
+  bool toast_after_ = false;  // the next change's after-image sends the TOAST placeholder for `note`
+  bool key_only_ = false;     // the next delete has no before-image
 };
 
 // Appends `s` as a JSON string literal (quotes, escapes) — the generators'
