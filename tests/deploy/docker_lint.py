@@ -200,12 +200,12 @@ def installed_depends():
 
 
 def closure(start, deps):
-    seen, todo = set(), list(start)
-    while todo:
-        p = todo.pop()
+    seen, pending = set(), list(start)
+    while pending:
+        p = pending.pop()
         if p not in seen:
             seen.add(p)
-            todo += [d for d in deps.get(p, []) if d not in seen]
+            pending += [d for d in deps.get(p, []) if d not in seen]
     return seen
 
 
@@ -219,17 +219,17 @@ def owners(paths):
                 if x.startswith(a):
                     c.append(b + x[len(a):])
     for attempt in range(4):
-        todo = {p: c[attempt] for p, c in candidates.items() if p not in found and len(c) > attempt}
-        if not todo:
+        pending = {p: c[attempt] for p, c in candidates.items() if p not in found and len(c) > attempt}
+        if not pending:
             break
-        out = subprocess.run(["dpkg", "-S"] + sorted(set(todo.values())), capture_output=True, text=True).stdout
+        out = subprocess.run(["dpkg", "-S"] + sorted(set(pending.values())), capture_output=True, text=True).stdout
         owner_by_path = {}
         for line in out.splitlines():
             if line.startswith("diversion ") or ": " not in line:
                 continue
             pkgs, _, path = line.partition(": ")
             owner_by_path[path] = pkgs.split(",")[0].strip().split(":")[0]
-        for p, x in todo.items():
+        for p, x in pending.items():
             if x in owner_by_path:
                 found[p] = owner_by_path[x]
     return found
