@@ -82,6 +82,12 @@ std::string render_metrics(const pipeline::Metrics& m, const AdminOptions& optio
           m.epochs_replayed.load());
   counter(os, "cdc2doris_lingering_txns_aborted_total", "Lingering Doris transactions aborted.",
           m.lingering_txns_aborted.load());
+  counter(os, "cdc2doris_epochs_fenced_total",
+          "Epochs aborted because the consumer group refused this member's generation at the commit point.",
+          m.epochs_fenced.load());
+  counter(os, "cdc2doris_pending_epochs_resolved_total",
+          "Epochs left pending in the consumer group by another owner, resolved on assignment.",
+          m.pending_epochs_resolved.load());
   gauge(os, "cdc2doris_buffered_bytes", "Row bytes buffered in the daemon.", static_cast<double>(m.buffered_bytes.load()));
   gauge(os, "cdc2doris_current_epoch", "The epoch being filled.", static_cast<double>(s.current_epoch));
   gauge(os, "cdc2doris_last_committed_epoch", "The newest committed epoch.", static_cast<double>(s.last_committed_epoch));

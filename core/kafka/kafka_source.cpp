@@ -192,6 +192,58 @@ class KafkaSource final : public Source {
     return std::nullopt;
   }
 
+  CommitResult commit_group(const GroupOffsetMap& offsets) override {
+    if (rk_ == nullptr) return {CommitStatus::Failed, closed_error()};
+    if (offsets.empty()) return {};
+    rk::List l(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
+    for (const auto& [tp, go] : offsets) {
+      auto* e = rd_kafka_topic_partition_list_add(l.get(), tp.topic.c_str(), tp.partition);
+      e->offset = go.offset;
+      if (!go.metadata.empty()) {
+        // librdkafka frees metadata with the list, so it needs its own copy.
+        e->metadata = std::malloc(go.metadata.size());
+        std::memcpy(e->metadata, go.metadata.data(), go.metadata.size());
+        e->metadata_size = go.metadata.size();
+      }
+    }
+    // One OffsetCommit request carrying this member's generation id and
+    // member id: the coordinator checks them for the whole request.
+    rd_kafka_resp_err_t err = rd_kafka_commit(rk_, l.get(), 0);
+    ErrorContext ctx;
+    for (int i = 0; err == RD_KAFKA_RESP_ERR_NO_ERROR && i < l->cnt; ++i) {
+      if (l->elems[i].err) {
+        err = l->elems[i].err;
+        ctx = tp_context(TopicPartition{l->elems[i].topic, l->elems[i].partition});
+      }
+    }
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
+    const bool fenced = err == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION || err == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||
+                        err == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID || err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS;
+    Error e = make_error(err, "commit offsets with generation", ctx);
+    return {fenced ? CommitStatus::Fenced : CommitStatus::Failed, Error(Disposition::Retry, e.what(), e.context())};
+  }
+
+  std::variant<GroupOffsetMap, Error> committed_group(const std::vector<TopicPartition>& tps,
+                                                      std::chrono::milliseconds timeout) override {
+    if (rk_ == nullptr) return *closed_error();
+    GroupOffsetMap out;
+    if (tps.empty()) return out;
+    rk::List l = rk::make_list(tps);
+    rd_kafka_resp_err_t err = rd_kafka_committed(rk_, l.get(), to_ms(timeout));
+    if (err) return make_error(err, "read committed offsets");
+    for (int i = 0; i < l->cnt; ++i) {
+      const auto& e = l->elems[i];
+      TopicPartition tp{e.topic, e.partition};
+      if (e.err) return make_error(e.err, "read committed offsets", tp_context(tp));
+      if (e.offset < 0) continue;
+      GroupOffset go{e.offset, {}};
+      if (e.metadata != nullptr && e.metadata_size > 0)
+        go.metadata.assign(static_cast<const char*>(e.metadata), e.metadata_size);
+      out[tp] = std::move(go);
+    }
+    return out;
+  }
+
   std::variant<OffsetMap, Error> committed(const std::vector<TopicPartition>& tps,
                                            std::chrono::milliseconds timeout) override {
     if (rk_ == nullptr) return *closed_error();
@@ -363,6 +415,9 @@ class KafkaSource final : public Source {
       char buf[512];
       code = rd_kafka_fatal_error(h, buf, sizeof buf);
       why = buf;
+      if (code == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID)
+        why += " (another live cdc2doris instance joined the group with the same instance_id / "
+               "group.instance.id; each instance needs its own)";
       self->record(Error(Disposition::Fatal, std::string("Kafka: fatal consumer error: ") + rd_kafka_err2name(code) +
                                                  ": " + why),
                    ErrorClass::Fatal);

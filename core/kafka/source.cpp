@@ -4,6 +4,23 @@ namespace cdc2doris::kafka {
 
 Source::~Source() = default;
 
+CommitResult Source::commit_group(const GroupOffsetMap& offsets) {
+  std::map<std::string, OffsetMap> by_meta;
+  for (const auto& [tp, go] : offsets) by_meta[go.metadata][tp] = go.offset;
+  for (const auto& [meta, offs] : by_meta)
+    if (auto err = commit(offs, meta)) return {CommitStatus::Failed, std::move(err)};
+  return {};
+}
+
+std::variant<GroupOffsetMap, Error> Source::committed_group(const std::vector<TopicPartition>& tps,
+                                                            std::chrono::milliseconds timeout) {
+  auto r = committed(tps, timeout);
+  if (auto* err = std::get_if<Error>(&r)) return *err;
+  GroupOffsetMap out;
+  for (const auto& [tp, off] : std::get<OffsetMap>(r)) out[tp] = {off, {}};
+  return out;
+}
+
 std::string to_string(const TopicPartition& tp) { return tp.topic + "[" + std::to_string(tp.partition) + "]"; }
 
 MessageBatch::MessageBatch(std::vector<Message> messages, std::unique_ptr<std::vector<Header>> headers,

@@ -33,6 +33,31 @@ std::string to_string(const TopicPartition& tp);  // "topic[3]"
 
 using OffsetMap = std::map<TopicPartition, int64_t>;  // next offset to read
 
+// A group offset with the metadata string committed with it (the pipeline
+// names its epoch there, see core/pipeline/group_meta.hpp).
+struct GroupOffset {
+  int64_t offset = 0;
+  std::string metadata;
+  bool operator==(const GroupOffset&) const = default;
+};
+using GroupOffsetMap = std::map<TopicPartition, GroupOffset>;
+
+// The answer to a commit made with the member's generation.
+enum class CommitStatus {
+  Committed,
+  // The coordinator refused it because this member no longer belongs to the
+  // current generation (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+  // FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS): nothing was written.
+  Fenced,
+  // Anything else (coordinator unreachable, timeout): it may or may not have
+  // been written.
+  Failed,
+};
+struct CommitResult {
+  CommitStatus status = CommitStatus::Committed;
+  std::optional<Error> error;  // set unless Committed
+};
+
 struct Header {
   std::string_view key;
   std::optional<std::string_view> value;  // Kafka distinguishes null from empty
@@ -154,6 +179,16 @@ class Source {
   // committed offset is absent from the map.
   virtual std::variant<OffsetMap, Error> committed(const std::vector<TopicPartition>& tps,
                                                    std::chrono::milliseconds timeout) = 0;
+
+  // Synchronous commit with a metadata string per partition, carrying this
+  // member's generation: the fenced commit point of multi-instance operation
+  // (docs/architecture.md). The default commits each distinct metadata
+  // string with commit() and never reports Fenced (fakes without a group).
+  virtual CommitResult commit_group(const GroupOffsetMap& offsets);
+  // The group's committed offsets with their metadata. The default reads
+  // committed() and has no metadata.
+  virtual std::variant<GroupOffsetMap, Error> committed_group(const std::vector<TopicPartition>& tps,
+                                                              std::chrono::milliseconds timeout);
 
   virtual std::vector<TopicPartition> assignment() = 0;
   virtual std::vector<PartitionLag> lag() = 0;

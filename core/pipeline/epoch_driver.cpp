@@ -134,6 +134,20 @@ void Pipeline::Impl::step(Who who, Event event) {
           has_next = true;
           break;
         }
+        case Action::CommitGroup:
+          // A replayed epoch passed its commit point when it was first recorded.
+          next = who == Who::Open ? commit_group_point(open_.record) : Event::GroupCommitted;
+          has_next = true;
+          break;
+        case Action::AbortRecord:
+          try {
+            abort_record(open_.record);
+          } catch (const state::StateError& e) {
+            failure_ = e.to_error();
+            next = Event::LoadFailedFatal;
+            has_next = true;
+          }
+          break;
         case Action::CommitTxns:
           if (who == Who::Closing) {
             start_commits(*closing_);
@@ -395,10 +409,17 @@ void Pipeline::Impl::commit_offsets(const ClosingEpoch& c) {
   if (!offsets.empty() && !subscribed_) {
     // Rolled forward during recovery, before the consumer joined its group:
     // sent once the first partitions are assigned.
-    for (const auto& [tp, off] : offsets) group_offsets_pending_[tp] = off;
+    for (const auto& [tp, off] : offsets)
+      group_offsets_pending_[tp] = {off, state::encode_committed(c.record.epoch, c.record.label_prefix)};
   } else if (!offsets.empty()) {
-    if (auto err = deps_.source.commit(offsets, "cdc2doris epoch " + std::to_string(c.record.epoch)))
-      log_->warn("committing offsets of epoch {} to the consumer group failed: {}", c.record.epoch, err->what());
+    kafka::GroupOffsetMap g;
+    for (const auto& [tp, off] : offsets) g[tp] = {off, state::encode_committed(c.record.epoch, c.record.label_prefix)};
+    // Past the commit point a refusal changes nothing: the group's pending
+    // metadata names this epoch, and whoever owns the partitions now finds
+    // its txns committed and starts after it.
+    if (auto r = deps_.source.commit_group(g); r.status != kafka::CommitStatus::Committed)
+      log_->warn("committing end offsets of epoch {} to the consumer group failed: {}", c.record.epoch,
+                 r.error ? r.error->what() : "?");
   }
   CDC2DORIS_CRASH_POINT("after_offset_commit");
   publish_partitions();

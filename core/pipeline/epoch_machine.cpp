@@ -25,9 +25,20 @@ Transition transition(Phase phase, Event event) {
       break;
     case P::Recording:
       switch (event) {
-        case E::RecordWritten: return {P::Committing, {A::CommitTxns}};
+        case E::RecordWritten: return {P::CommittingGroup, {A::CommitGroup}};
         // The store failing is fatal: without the record nothing may commit.
         case E::LoadFailedFatal: return {P::Failed, {A::AbortTxns, A::Stop}};
+        default: break;
+      }
+      break;
+    case P::CommittingGroup:
+      switch (event) {
+        case E::GroupCommitted: return {P::Committing, {A::CommitTxns}};
+        // Nothing of the epoch reached the group: nobody else may commit it.
+        case E::Fenced: return {P::Aborting, {A::AbortRecord, A::AbortTxns}};
+        // Undecidable (the group could not be asked): the record stays
+        // PRECOMMITTED and recovery asks the group again.
+        case E::LoadFailedFatal: return {P::Failed, {A::Stop}};
         default: break;
       }
       break;
@@ -75,6 +86,7 @@ const char* to_string(Phase p) {
     case Phase::Open: return "open";
     case Phase::Finishing: return "finishing";
     case Phase::Recording: return "recording";
+    case Phase::CommittingGroup: return "committing-group";
     case Phase::Committing: return "committing";
     case Phase::Replaying: return "replaying";
     case Phase::MarkingCommitted: return "marking-committed";
@@ -93,6 +105,8 @@ const char* to_string(Event e) {
     case Event::LoadFailedRetry: return "load-failed-retry";
     case Event::LoadFailedFatal: return "load-failed-fatal";
     case Event::RecordWritten: return "record-written";
+    case Event::GroupCommitted: return "group-committed";
+    case Event::Fenced: return "fenced";
     case Event::CommitRetry: return "commit-retry";
     case Event::CommitFatal: return "commit-fatal";
     case Event::TxnLost: return "txn-lost";
@@ -108,6 +122,8 @@ const char* to_string(Action a) {
   switch (a) {
     case Action::FinishLoads: return "finish-loads";
     case Action::WriteRecord: return "write-record";
+    case Action::CommitGroup: return "commit-group";
+    case Action::AbortRecord: return "abort-record";
     case Action::CommitTxns: return "commit-txns";
     case Action::ReplayLost: return "replay-lost";
     case Action::MarkCommitted: return "mark-committed";

@@ -4,22 +4,30 @@
 // the actions that come out, and never decides on its own what comes next.
 //
 //            end trigger (timer, size, memory, budget, column set, shutdown, revoke)
-//   ┌──────┐ EndRequested ┌───────────┐ LoadsPrecommitted ┌───────────┐ RecordWritten ┌────────────┐
-//   │ Open │─────────────►│ Finishing │──────────────────►│ Recording │──────────────►│ Committing │◄─┐
-//   └──────┘[FinishLoads] └───────────┘   [WriteRecord]   └───────────┘  [CommitTxns] └────────────┘  │
-//    │  ▲                    │ LoadFailedRetry                  ▲                      │  │  │ CommitRetry
-//    │  │ AbortDone          ▼                                  │ LoadsPrecommitted    │  │  └─[Backoff,
-//    │  │ [Rewind,      ┌──────────┐                            │ [WriteRecord]        │  │    CommitTxns]
-//    │  │  Backoff]     │ Aborting │                      ┌───────────┐    TxnLost     │  │
-//    │  └───────────────└──────────┘                      │ Replaying │◄───────────────┘  │ AllCommitted
-//    │ LoadFailedRetry       ▲                            └───────────┘  [ReplayLost]     ▼ [MarkCommitted]
-//    └───[AbortTxns]─────────┘                              │ LoadFailedRetry   ┌──────────────────┐
-//                                                           └─[Backoff,         │ MarkingCommitted │
-//                                                              ReplayLost]      └──────────────────┘
-//                                                                                  │ StateMarked
-//                                   ┌──────┐  OffsetsCommitted ┌───────────────────┐ ▼ [CommitOffsets]
-//                                   │ Done │◄──────────────────│ CommittingOffsets │◄┘
-//                                   └──────┘                   └───────────────────┘
+//   ┌──────┐ EndRequested ┌───────────┐ LoadsPrecommitted ┌───────────┐ RecordWritten ┌─────────────────┐
+//   │ Open │─────────────►│ Finishing │──────────────────►│ Recording │──────────────►│ CommittingGroup │
+//   └──────┘[FinishLoads] └───────────┘   [WriteRecord]   └───────────┘  [CommitGroup] └─────────────────┘
+//    │  ▲                    │ LoadFailedRetry                  ▲           Fenced │          │ GroupCommitted
+//    │  │ AbortDone          ▼                                  │  [AbortRecord,   │          ▼ [CommitTxns]
+//    │  │ [Rewind,      ┌──────────┐                            │   AbortTxns]     │   ┌────────────┐
+//    │  │  Backoff]     │ Aborting │◄───────────────────────────┼──────────────────┘   │ Committing │◄─┐
+//    │  └───────────────└──────────┘                            │ LoadsPrecommitted    └────────────┘  │ CommitRetry
+//    │ LoadFailedRetry       ▲                            ┌───────────┐    TxnLost     │  │  │  └─[Backoff,
+//    └───[AbortTxns]─────────┘                            │ Replaying │◄───────────────┘  │  │    CommitTxns]
+//                                                         └───────────┘  [ReplayLost]     │  ▼ AllCommitted
+//                                                           │ LoadFailedRetry             │  [MarkCommitted]
+//                                                           └─[Backoff, ReplayLost]       │
+//                                   ┌──────┐  OffsetsCommitted ┌───────────────────┐ StateMarked ┌──────────────────┐
+//                                   │ Done │◄──────────────────│ CommittingOffsets │◄────────────│ MarkingCommitted │
+//                                   └──────┘                   └───────────────────┘[CommitOffsets]└──────────────────┘
+//
+// CommittingGroup is the fenced commit point of multi-instance operation:
+// the epoch's start offsets and a metadata string naming it are committed to
+// the consumer group with this member's generation. Fenced (the coordinator
+// refused the generation: rebalanced away, a zombie after a pause) aborts the
+// epoch's txns and marks the record ABORTED instead of committing them; the
+// records are re-read under the next epoch number. A replayed epoch passed
+// its commit point before, so its CommitGroup only confirms it.
 //
 // LoadFailedFatal (auth, unknown table, data quality, a bad record under the
 // `fail` policy, the store failing) leads to Failed: with [AbortTxns, Stop]
@@ -36,6 +44,7 @@ enum class Phase {
   Open,               // consuming; rows stream into per-table loads
   Finishing,          // ending every load body; each becomes a PRECOMMITTED txn
   Recording,          // writing the synced PRECOMMITTED record
+  CommittingGroup,    // committing start offsets + pending-epoch metadata with the member's generation
   Committing,         // 2PC commit of every txn, in parallel
   Replaying,          // re-reading the epoch's offset range for tables whose txn Doris lost
   MarkingCommitted,   // writing COMMITTED to the store
@@ -51,6 +60,8 @@ enum class Event {
   LoadFailedRetry,   // retryable load/finish failure, or a bad record under a non-fatal path
   LoadFailedFatal,   // auth, unknown table, data quality, bad record under `fail`
   RecordWritten,
+  GroupCommitted,    // the consumer group accepted the pending epoch (the commit point passed)
+  Fenced,            // the consumer group refused this member's generation: nothing was written
   CommitRetry,       // a commit failed retryably (will be retried with backoff)
   CommitFatal,       // a commit failed fatally (e.g. auth revoked)
   TxnLost,           // Doris aborted/expired/forgot a pre-committed txn
@@ -63,6 +74,8 @@ enum class Event {
 enum class Action {
   FinishLoads,
   WriteRecord,
+  CommitGroup,
+  AbortRecord,
   CommitTxns,
   ReplayLost,
   MarkCommitted,

@@ -121,6 +121,10 @@ class Metrics {
   std::atomic<uint64_t> epochs_aborted{0};
   std::atomic<uint64_t> epochs_replayed{0};
   std::atomic<uint64_t> lingering_txns_aborted{0};
+  // Multi-instance: epochs whose group commit this member's generation lost,
+  // and pending epochs of other owners resolved on assignment.
+  std::atomic<uint64_t> epochs_fenced{0};
+  std::atomic<uint64_t> pending_epochs_resolved{0};
   std::atomic<uint64_t> buffered_bytes{0};
   std::atomic<bool> recovered{false};
   // When the Kafka client last reported a connectivity problem.

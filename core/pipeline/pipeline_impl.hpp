@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -18,6 +19,7 @@
 #include "core/pipeline/epoch_machine.hpp"
 #include "core/pipeline/column_types.hpp"
 #include "core/pipeline/pipeline.hpp"
+#include "state/group_meta.hpp"
 
 namespace cdc2doris::pipeline {
 
@@ -148,6 +150,17 @@ class Pipeline::Impl : public kafka::RebalanceListener {
 
   kafka::OffsetMap assign_partitions(const std::vector<TopicPartition>& added);
   void revoke_partitions(const std::vector<TopicPartition>& revoked, bool lost);
+  // --- the consumer group (group.cpp)
+  enum class PendingFate { Committed, Aborted };
+  std::variant<kafka::GroupOffsetMap, Error> read_group(const std::vector<TopicPartition>& tps);
+  // The fenced commit point: GroupCommitted, Fenced, or LoadFailedFatal (undecidable).
+  Event commit_group_point(const state::EpochRecord& rec);
+  void abort_record(const state::EpochRecord& rec);
+  // Recovery: did this instance's PRECOMMITTED record pass its commit point?
+  bool own_record_passed(const state::EpochRecord& rec);
+  PendingFate resolve_pending(const state::GroupMeta& m);
+  // Where newly assigned partitions start, decided by the group.
+  kafka::OffsetMap group_starts(const std::vector<TopicPartition>& tps);
   // --- recovery
   void recover();
   void abort_lingering();
@@ -244,7 +257,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::optional<Clock::time_point> stop_deadline_;  // set once the stop request is seen
   bool closing_source_ = false;  // inside the final source.close()
   std::optional<Error> deferred_stop_;  // raised inside a rebalance callback
-  kafka::OffsetMap group_offsets_pending_;
+  kafka::GroupOffsetMap group_offsets_pending_;
+  std::map<std::pair<std::string, uint64_t>, PendingFate> resolved_;  // pending epochs, by (prefix, epoch)
   Clock::time_point last_publish_{};  // committed during recovery, before subscribe
   std::string failure_reason_;
   std::string published_state_;  // publish_state(): what was published last, and when

@@ -33,6 +33,7 @@ void Pipeline::Impl::on_revoke(const std::vector<TopicPartition>& revoked, bool 
 
 kafka::OffsetMap Pipeline::Impl::assign_partitions(const std::vector<TopicPartition>& added) {
   kafka::OffsetMap out;
+  std::vector<TopicPartition> from_group;
   for (const auto& tp : added) {
     if (replay_) {
       if (auto it = replay_->ranges.find(tp); it != replay_->ranges.end()) {
@@ -42,14 +43,18 @@ kafka::OffsetMap Pipeline::Impl::assign_partitions(const std::vector<TopicPartit
         continue;
       }
     }
-    if (auto it = committed_.find(tp); it != committed_.end()) {
-      out[tp] = it->second;
-      pos_[tp] = it->second;
-      base_[tp] = it->second;
-    }
-    // Otherwise the group's committed offset or auto.offset.reset decides;
-    // the first record seen fixes the epoch's start for that partition.
+    from_group.push_back(tp);
   }
+  // The group decides where a partition starts, never this instance's own
+  // record of an earlier ownership period: another member may have loaded
+  // it since (docs/architecture.md, "Multi-instance protocol").
+  for (const auto& [tp, off] : group_starts(from_group)) {
+    out[tp] = off;
+    pos_[tp] = off;
+    base_[tp] = off;
+  }
+  // A partition left out starts per auto.offset.reset; the first record seen
+  // fixes the epoch's start for it.
   log_->info("assigned {} partition(s)", added.size());
   if (replay_ && replay_->positioned == false) {
     bool all = std::all_of(replay_->ranges.begin(), replay_->ranges.end(),

@@ -23,10 +23,20 @@ void Pipeline::Impl::recover() {
     last_committed_epoch_ = latest->epoch;
     open_.epoch = latest->epoch + 1;
   } else if (latest->state == state::EpochState::Aborted) {
-    // An aborted record never committed anything; its number is reused.
-    open_.epoch = latest->epoch;
+    // An aborted record committed nothing. Its number is not reused: its
+    // pending metadata may have reached the consumer group (a commit that
+    // timed out), and a label must never name two different ranges.
+    open_.epoch = latest->epoch + 1;
     if (auto prev = latest->epoch > 1 ? deps_.store.get(latest->epoch - 1) : std::nullopt)
       last_committed_epoch_ = prev->epoch;
+  } else if (!own_record_passed(*latest)) {
+    // Recorded, but the crash came before the consumer group accepted it:
+    // no member commits it; its records are re-read under the next number.
+    log_->info("recovery: epoch {} is PRECOMMITTED but never reached the consumer group; aborting its {} txn(s)",
+               latest->epoch, latest->txns.size());
+    if (auto prev = latest->epoch > 1 ? deps_.store.get(latest->epoch - 1) : std::nullopt)
+      last_committed_epoch_ = prev->epoch;
+    abort_record(*latest);
   } else {
     open_.epoch = latest->epoch + 1;
     log_->info("recovery: epoch {} is PRECOMMITTED with {} txn(s); rolling it forward", latest->epoch,

@@ -42,12 +42,11 @@ RunResult Pipeline::Impl::run() {
       auto polled = deps_.source.poll(cfg_.poll_timeout, cfg_.poll_max_messages);
       if (deferred_stop_) throw FatalStop{*deferred_stop_};
       if (!group_offsets_pending_.empty() && !pos_.empty()) {
-        kafka::OffsetMap mine;
+        kafka::GroupOffsetMap mine;
         for (const auto& [tp, off] : group_offsets_pending_)
           if (pos_.count(tp)) mine[tp] = off;
-        if (!mine.empty())
-          if (auto err = deps_.source.commit(mine, "cdc2doris recovery"))
-            log_->warn("committing recovered offsets to the consumer group failed: {}", err->what());
+        if (auto r = deps_.source.commit_group(mine); r.status != kafka::CommitStatus::Committed)
+          log_->warn("committing recovered offsets to the consumer group failed: {}", r.error ? r.error->what() : "?");
         group_offsets_pending_.clear();
       }
       for (const auto& e : polled.transient) {

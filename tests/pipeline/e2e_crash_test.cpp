@@ -28,8 +28,9 @@ long env_long(const char* name, long def) {
 }
 
 const std::vector<std::string> kCrashPoints = {
-    "before_precommit",     "after_precommit", "after_record",         "between_table_commits",
-    "between_load_commits", "after_commits",   "before_offset_commit", "after_offset_commit"};
+    "before_precommit",     "after_precommit", "after_record",         "after_group_commit",
+    "between_table_commits", "between_load_commits", "after_commits", "before_offset_commit",
+    "after_offset_commit"};
 
 void require_caught_up(E2eHarness& h, std::chrono::seconds timeout) {
   bool ok = h.wait_caught_up(timeout);
@@ -130,7 +131,9 @@ TEST_CASE("e2e: Doris faults — failures mid-stream, commit failures, limits, e
   {
     INFO("fault: every pre-committed txn expired while the daemon was down");
     h.produce(3000);
-    h.start_daemon({{"CDC2DORIS_CRASH_AT", "after_record"}});
+    // Past the commit point (the consumer group accepted the epoch): the
+    // next start must roll it forward, and finds its txns gone.
+    h.start_daemon({{"CDC2DORIS_CRASH_AT", "after_group_commit"}});
     auto st = h.wait_daemon(120s);
     REQUIRE(st == std::optional<int>(128 + SIGKILL));
     emu.fault(R"({"type":"expire_precommitted"})");

@@ -39,6 +39,13 @@ std::string read_file(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// CDC2DORIS_E2E_DAEMON_BIN runs another build of the daemon (e.g. to show a
+// regression test failing on the code before the fix).
+std::string daemon_bin() {
+  const char* v = std::getenv("CDC2DORIS_E2E_DAEMON_BIN");
+  return v && *v ? v : CDC2DORIS_DAEMON_BIN;
+}
+
 workload::Options workload_options(const E2eOptions& o) {
   workload::Options w;
   w.seed = o.seed;
@@ -82,14 +89,18 @@ E2eHarness::~E2eHarness() {
   if (const char* keep = std::getenv("CDC2DORIS_E2E_KEEP_LOGS"); keep && *keep) {
     std::error_code ec;
     std::filesystem::create_directories(keep, ec);
-    for (const char* f : {"daemon.log", "emulator.log"})
+    std::vector<std::string> files{"daemon.log", "emulator.log"};
+    for (const auto& m : members_) files.push_back("daemon-" + m + ".log");
+    for (const auto& f : files)
       std::filesystem::copy_file(dir_ / f, std::filesystem::path(keep) / (opts_.topic_prefix + "-" + f),
                                  std::filesystem::copy_options::overwrite_existing, ec);
   }
 }
 
-void E2eHarness::write_config() {
-  std::ofstream c(dir_ / "config.yaml");
+void E2eHarness::write_config(const std::string& member) {
+  std::ofstream c(dir_ / (member.empty() ? std::string("config.yaml") : "config-" + member + ".yaml"));
+  const std::string prefix = member.empty() ? opts_.topic_prefix : opts_.topic_prefix + "_" + member;
+  const std::string state = member.empty() ? std::string("state") : "state-" + member;
   c << "kafka:\n"
     << "  bootstrap_servers: \"" << broker_.bootstrap() << "\"\n"
     << "  group_id: \"" << opts_.topic_prefix << "\"\n"
@@ -109,13 +120,13 @@ void E2eHarness::write_config() {
                                      ".orders_1:\n      sequence_col: seq\n      sequence_from_source_position: true\n"
                                : std::string())
     << "delivery:\n"
-    << "  label_prefix: " << opts_.topic_prefix << "\n"
+    << "  label_prefix: " << prefix << "\n"
     << "  epoch_interval: " << opts_.epoch_interval << "\n"
     << "  shutdown_deadline: 30s\n"
     << "  backoff_base: 50ms\n"
     << "  backoff_max: 1s\n"
     << opts_.extra_delivery_yaml << "state:\n"
-    << "  dir: " << (dir_ / "state").string() << "\n"
+    << "  dir: " << (dir_ / state).string() << "\n"
     << "admin:\n"
     << "  listen: 127.0.0.1:0\n"
     << "logging:\n"
@@ -134,7 +145,7 @@ Process& E2eHarness::start_daemon(std::map<std::string, std::string> env) {
   kill_daemon();
   ++runs_;
   ProcessOptions po;
-  po.argv = {CDC2DORIS_DAEMON_BIN, "run", "--config", config_path()};
+  po.argv = {daemon_bin(), "run", "--config", config_path()};
   po.env = std::move(env);
   po.stdout_file = (dir_ / "daemon.log").string();
   po.stderr_file = (dir_ / "daemon.log").string();
@@ -143,6 +154,25 @@ Process& E2eHarness::start_daemon(std::map<std::string, std::string> env) {
   }
   daemon_ = std::make_unique<Process>(po);
   return *daemon_;
+}
+
+std::unique_ptr<Process> E2eHarness::start_member(const std::string& member, std::map<std::string, std::string> env) {
+  if (members_.insert(member).second) write_config(member);
+  ProcessOptions po;
+  po.argv = {daemon_bin(), "run", "--config", (dir_ / ("config-" + member + ".yaml")).string()};
+  po.env = std::move(env);
+  const std::string log = (dir_ / ("daemon-" + member + ".log")).string();
+  po.stdout_file = log;
+  po.stderr_file = log;
+  {
+    std::ofstream(log, std::ios::app) << "=== start ===\n";
+  }
+  return std::make_unique<Process>(po);
+}
+
+std::string E2eHarness::member_log_tail(const std::string& member, size_t bytes) const {
+  std::string log = read_file(dir_ / ("daemon-" + member + ".log"));
+  return log.size() > bytes ? log.substr(log.size() - bytes) : log;
 }
 
 void E2eHarness::kill_daemon() {
@@ -204,6 +234,7 @@ void E2eHarness::verify() {
 
 size_t E2eHarness::count_log(const std::string& needle) const {
   std::string log = read_file(dir_ / "daemon.log");
+  for (const auto& m : members_) log += read_file(dir_ / ("daemon-" + m + ".log"));
   size_t n = 0;
   for (size_t p = log.find(needle); p != std::string::npos; p = log.find(needle, p + 1)) ++n;
   return n;

@@ -61,6 +61,13 @@ class E2eHarness {
   // SIGTERM and wait for a clean exit; returns the exit status.
   int stop_daemon();
 
+  // Multi-instance: one more daemon in the same consumer group, with its own
+  // state directory, label prefix "<topic_prefix>_<member>" and log
+  // daemon-<member>.log (count_log/log_tail read every member's log too).
+  // The caller owns the process.
+  std::unique_ptr<Process> start_member(const std::string& member, std::map<std::string, std::string> env = {});
+  std::string member_log_tail(const std::string& member, size_t bytes = 6000) const;
+
   // Loads the reference tables from the produced records and compares.
   void verify();
 
@@ -74,7 +81,7 @@ class E2eHarness {
   std::string config_path() const { return (dir_ / "config.yaml").string(); }
 
  private:
-  void write_config();
+  void write_config(const std::string& member = "");
   std::map<std::string, std::map<int32_t, int64_t>> end_offsets() const;
 
   E2eOptions opts_;
@@ -86,6 +93,7 @@ class E2eHarness {
   std::vector<workload::Record> records_;
   std::unique_ptr<Process> daemon_;
   int runs_ = 0;
+  std::set<std::string> members_;
 };
 
 }  // namespace cdc2doris::test

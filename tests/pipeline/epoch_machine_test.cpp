@@ -24,7 +24,10 @@ const std::vector<Row> kTable = {
     {P::Finishing, E::LoadsPrecommitted, P::Recording, {A::WriteRecord}},
     {P::Finishing, E::LoadFailedRetry, P::Aborting, {A::AbortTxns}},
     {P::Finishing, E::LoadFailedFatal, P::Failed, {A::AbortTxns, A::Stop}},
-    {P::Recording, E::RecordWritten, P::Committing, {A::CommitTxns}},
+    {P::Recording, E::RecordWritten, P::CommittingGroup, {A::CommitGroup}},
+    {P::CommittingGroup, E::GroupCommitted, P::Committing, {A::CommitTxns}},
+    {P::CommittingGroup, E::Fenced, P::Aborting, {A::AbortRecord, A::AbortTxns}},
+    {P::CommittingGroup, E::LoadFailedFatal, P::Failed, {A::Stop}},
     {P::Recording, E::LoadFailedFatal, P::Failed, {A::AbortTxns, A::Stop}},
     {P::Committing, E::AllCommitted, P::MarkingCommitted, {A::MarkCommitted}},
     {P::Committing, E::CommitRetry, P::Committing, {A::Backoff, A::CommitTxns}},
@@ -40,10 +43,10 @@ const std::vector<Row> kTable = {
     {P::Aborting, E::LoadFailedFatal, P::Failed, {A::Stop}},
 };
 
-const P kPhases[] = {P::Open,      P::Finishing,        P::Recording,         P::Committing, P::Replaying,
+const P kPhases[] = {P::Open,      P::Finishing,        P::Recording,         P::CommittingGroup, P::Committing, P::Replaying,
                      P::MarkingCommitted, P::CommittingOffsets, P::Done, P::Aborting, P::Failed};
 const E kEvents[] = {E::EndRequested, E::LoadsPrecommitted, E::LoadFailedRetry, E::LoadFailedFatal,
-                     E::RecordWritten, E::CommitRetry, E::CommitFatal, E::TxnLost,
+                     E::RecordWritten, E::GroupCommitted, E::Fenced, E::CommitRetry, E::CommitFatal, E::TxnLost,
                      E::AllCommitted, E::StateMarked, E::OffsetsCommitted, E::AbortDone};
 }  // namespace
 
@@ -74,8 +77,9 @@ TEST_CASE("epoch machine: every other (phase, event) pair is rejected and change
   CHECK(rejected == std::size(kPhases) * std::size(kEvents) - kTable.size());
 }
 
-TEST_CASE("epoch machine: once recorded, an epoch is never aborted", "[pipeline][epoch]") {
-  // The exactly-once argument: after WriteRecord, no path leads to AbortTxns.
+TEST_CASE("epoch machine: past the group commit point, an epoch is never aborted", "[pipeline][epoch]") {
+  // The exactly-once argument: once the consumer group accepted the pending
+  // epoch (GroupCommitted), no path leads to AbortTxns.
   for (P p : {P::Committing, P::Replaying, P::MarkingCommitted, P::CommittingOffsets})
     for (E e : kEvents) {
       auto t = transition(p, e);
@@ -88,8 +92,8 @@ TEST_CASE("epoch machine: once recorded, an epoch is never aborted", "[pipeline]
 TEST_CASE("epoch machine: the happy path reaches Done in order", "[pipeline][epoch]") {
   P p = P::Open;
   std::vector<A> performed;
-  for (E e : {E::EndRequested, E::LoadsPrecommitted, E::RecordWritten, E::AllCommitted, E::StateMarked,
-              E::OffsetsCommitted}) {
+  for (E e : {E::EndRequested, E::LoadsPrecommitted, E::RecordWritten, E::GroupCommitted, E::AllCommitted,
+              E::StateMarked, E::OffsetsCommitted}) {
     auto t = transition(p, e);
     REQUIRE(t.valid);
     performed.insert(performed.end(), t.actions.begin(), t.actions.end());
@@ -97,5 +101,20 @@ TEST_CASE("epoch machine: the happy path reaches Done in order", "[pipeline][epo
   }
   CHECK(p == P::Done);
   CHECK(performed ==
-        std::vector<A>{A::FinishLoads, A::WriteRecord, A::CommitTxns, A::MarkCommitted, A::CommitOffsets});
+        std::vector<A>{A::FinishLoads, A::WriteRecord, A::CommitGroup, A::CommitTxns, A::MarkCommitted,
+                       A::CommitOffsets});
+}
+
+TEST_CASE("epoch machine: a fenced member aborts its recorded epoch and re-reads", "[pipeline][epoch]") {
+  P p = P::Open;
+  std::vector<A> performed;
+  for (E e : {E::EndRequested, E::LoadsPrecommitted, E::RecordWritten, E::Fenced, E::AbortDone}) {
+    auto t = transition(p, e);
+    REQUIRE(t.valid);
+    performed.insert(performed.end(), t.actions.begin(), t.actions.end());
+    p = t.next;
+  }
+  CHECK(p == P::Open);
+  CHECK(performed == std::vector<A>{A::FinishLoads, A::WriteRecord, A::CommitGroup, A::AbortRecord, A::AbortTxns,
+                                    A::Rewind, A::Backoff});
 }

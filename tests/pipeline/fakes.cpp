@@ -280,11 +280,59 @@ std::optional<Error> FakeSource::resume(const std::vector<TopicPartition>& tps) 
   return std::nullopt;
 }
 
-std::optional<Error> FakeSource::commit(const kafka::OffsetMap& offsets, const std::string&) {
+std::optional<Error> FakeSource::commit(const kafka::OffsetMap& offsets, const std::string& metadata) {
   std::lock_guard lk(mu_);
   ++stats_.commits;
-  for (const auto& [tp, off] : offsets) group_[tp] = off;
+  for (const auto& [tp, off] : offsets) {
+    group_[tp] = off;
+    group_meta_[tp] = metadata;
+  }
   return std::nullopt;
+}
+
+kafka::CommitResult FakeSource::commit_group(const kafka::GroupOffsetMap& offsets) {
+  std::lock_guard lk(mu_);
+  if (fence_commits_ > 0) {
+    --fence_commits_;
+    return {kafka::CommitStatus::Fenced,
+            Error(Disposition::Retry, "Kafka: commit offsets with generation: ILLEGAL_GENERATION (fake)")};
+  }
+  ++stats_.commits;
+  for (const auto& [tp, go] : offsets) {
+    group_[tp] = go.offset;
+    group_meta_[tp] = go.metadata;
+  }
+  return {};
+}
+
+std::variant<kafka::GroupOffsetMap, Error> FakeSource::committed_group(const std::vector<TopicPartition>& tps,
+                                                                       std::chrono::milliseconds) {
+  std::lock_guard lk(mu_);
+  kafka::GroupOffsetMap out;
+  for (const auto& tp : tps)
+    if (auto it = group_.find(tp); it != group_.end()) out[tp] = {it->second, group_meta_[tp]};
+  return out;
+}
+
+void FakeSource::fence_next_group_commits(int n) {
+  std::lock_guard lk(mu_);
+  fence_commits_ = n;
+}
+
+kafka::GroupOffsetMap FakeSource::group_committed_with_metadata() const {
+  std::lock_guard lk(mu_);
+  kafka::GroupOffsetMap out;
+  for (const auto& [tp, off] : group_) {
+    auto m = group_meta_.find(tp);
+    out[tp] = {off, m == group_meta_.end() ? std::string() : m->second};
+  }
+  return out;
+}
+
+void FakeSource::set_group_offset(const kafka::TopicPartition& tp, kafka::GroupOffset go) {
+  std::lock_guard lk(mu_);
+  group_[tp] = go.offset;
+  group_meta_[tp] = std::move(go.metadata);
 }
 
 std::variant<kafka::OffsetMap, Error> FakeSource::committed(const std::vector<TopicPartition>& tps,

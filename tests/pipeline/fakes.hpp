@@ -62,6 +62,12 @@ class FakeSource final : public kafka::Source {
   // assigned again (on_assign) that many polls later.
   void schedule_revoke(std::vector<kafka::TopicPartition> tps, bool lost, int after_polls = 0,
                        int reassign_after_polls = 1);
+  // The next n commits carrying a generation are refused as fenced (this
+  // member was rebalanced away); nothing is written.
+  void fence_next_group_commits(int n);
+  kafka::GroupOffsetMap group_committed_with_metadata() const;
+  // Writes the group's offset + metadata directly (another member's commit).
+  void set_group_offset(const kafka::TopicPartition& tp, kafka::GroupOffset go);
   // Runs on the poll thread right after on_revoke returned.
   void set_after_revoke(std::function<void(const std::vector<kafka::TopicPartition>&, bool lost)> hook);
 
@@ -81,6 +87,9 @@ class FakeSource final : public kafka::Source {
   std::optional<Error> pause(const std::vector<kafka::TopicPartition>& tps) override;
   std::optional<Error> resume(const std::vector<kafka::TopicPartition>& tps) override;
   std::optional<Error> commit(const kafka::OffsetMap& offsets, const std::string& metadata) override;
+  kafka::CommitResult commit_group(const kafka::GroupOffsetMap& offsets) override;
+  std::variant<kafka::GroupOffsetMap, Error> committed_group(const std::vector<kafka::TopicPartition>& tps,
+                                                             std::chrono::milliseconds timeout) override;
   std::variant<kafka::OffsetMap, Error> committed(const std::vector<kafka::TopicPartition>& tps,
                                                   std::chrono::milliseconds timeout) override;
   std::vector<kafka::TopicPartition> assignment() override;
@@ -105,6 +114,8 @@ class FakeSource final : public kafka::Source {
   std::map<kafka::TopicPartition, int64_t> pos_;  // assigned partitions -> next fetch offset
   std::set<kafka::TopicPartition> paused_;
   kafka::OffsetMap group_;
+  std::map<kafka::TopicPartition, std::string> group_meta_;
+  int fence_commits_ = 0;
   kafka::RebalanceListener* listener_ = nullptr;
   bool assigned_once_ = false;
   bool closed_ = false;

@@ -1,0 +1,171 @@
+// The multi-instance protocol against the fakes (docs/architecture.md,
+// "Multi-instance protocol"): where an assigned partition starts, the fenced
+// commit point, and pending epochs another member left in the group.
+// Several "instances" are pipelines with their own store and label prefix
+// over the same fake Kafka group and fake Doris, run one after the other.
+#include "tests/pipeline/unit_env.hpp"
+
+#include "state/group_meta.hpp"
+
+namespace {
+
+pipeline::PipelineConfig instance(const Env& env, const std::string& prefix) {
+  auto c = env.config();
+  c.label_prefix = prefix;
+  return c;
+}
+
+// Leaves `prefix`'s latest epoch PRECOMMITTED in `store` and pending in the
+// group: its commits fail until the shutdown deadline passes.
+state::EpochRecord leave_pending(Env& env, state::CheckpointStore& store, const std::string& prefix) {
+  auto cfg = instance(env, prefix);
+  cfg.shutdown_deadline = 100ms;
+  Runner run(env, cfg, false, &store);
+  env.doris.fail_all_commits(derr(doris::ErrorKind::ServerError, Disposition::Retry, "FE unavailable"));
+  env.produce(80);
+  REQUIRE(run.wait_for([&] {
+    auto l = store.latest();
+    return l && l->state == state::EpochState::Precommitted;
+  }));
+  auto r = run.stop();
+  REQUIRE(r.error);
+  env.doris.heal();
+  auto rec = *store.latest();
+  REQUIRE(rec.state == state::EpochState::Precommitted);
+  return rec;
+}
+
+}  // namespace
+
+TEST_CASE("group: a partition starts where the group is, not where this instance's own state was",
+          "[pipeline][unit][group]") {
+  Env env;
+  state::MemoryCheckpointStore store_b;
+  env.produce(100);
+  {
+    Runner a(env, instance(env, "a"));
+    REQUIRE(a.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(a.stop().error);
+  }
+  // Meanwhile another member owned the partitions and loaded more.
+  env.produce(100);
+  {
+    Runner b(env, instance(env, "b"), false, &store_b);
+    REQUIRE(b.wait_for([&] { return env.source.group_committed() == env.end_offsets(); }));
+    CHECK_FALSE(b.stop().error);
+  }
+  env.produce(100);
+  Runner a(env, instance(env, "a"));
+  REQUIRE(a.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(a.stop().error);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+TEST_CASE("group: a member fenced at the commit point aborts its epoch and re-reads it under a new number",
+          "[pipeline][unit][group]") {
+  Env env;
+  env.produce(100);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  const uint64_t before = env.store.latest()->epoch;
+  env.source.fence_next_group_commits(1);
+  env.produce(100);
+  REQUIRE(run.wait_for([&] { return env.caught_up() && run.metrics.epochs_fenced == 1; }));
+  CHECK_FALSE(run.stop().error);
+  // The fenced epoch is ABORTED, its number never reused.
+  bool aborted = false;
+  for (const auto& rec : env.store.list())
+    if (rec.epoch > before && rec.state == state::EpochState::Aborted) aborted = true;
+  CHECK(aborted);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+TEST_CASE("group: a pending epoch another member left pre-committed is committed by the next owner",
+          "[pipeline][unit][group]") {
+  Env env;
+  state::MemoryCheckpointStore store_b;
+  env.produce(60);
+  const auto rec = leave_pending(env, store_b, "b");
+  for (const auto& t : rec.txns) REQUIRE(env.doris.txn_by_label("shop", t.label)->state == TxnState::Precommitted);
+  // Its group metadata names the epoch.
+  bool pending = false;
+  for (const auto& [tp, go] : env.source.group_committed_with_metadata())
+    if (state::decode_group_meta(go.metadata).kind == state::GroupMeta::Kind::Pending) pending = true;
+  REQUIRE(pending);
+
+  env.produce(50);
+  Runner a(env, instance(env, "a"));
+  REQUIRE(a.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(a.stop().error);
+  CHECK(a.metrics.pending_epochs_resolved >= 1);
+  for (const auto& t : rec.txns) CHECK(env.doris.txn_by_label("shop", t.label)->state == TxnState::Committed);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+TEST_CASE("group: a pending epoch whose txns Doris aborted is re-read by the next owner", "[pipeline][unit][group]") {
+  Env env;
+  state::MemoryCheckpointStore store_b;
+  env.produce(60);
+  const auto rec = leave_pending(env, store_b, "b");
+  for (const auto& t : rec.txns) env.doris.expire_txn(t.txn_id);
+  env.produce(50);
+  Runner a(env, instance(env, "a"));
+  REQUIRE(a.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(a.stop().error);
+  CHECK(a.metrics.pending_epochs_resolved >= 1);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+TEST_CASE("group: a restart whose recorded epoch never reached the group aborts it instead of rolling it forward",
+          "[pipeline][unit][group]") {
+  Env env;
+  env.produce(60);
+  const auto rec = leave_pending(env, env.store, "t");
+  // As if the crash came between the record and the group commit: the
+  // group still names the epoch before, and another member re-read the range.
+  for (const auto& p : rec.partitions)
+    env.source.set_group_offset({p.topic, p.partition}, {p.start_offset, state::encode_committed(rec.epoch - 1, "t")});
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(env.store.get(rec.epoch)->state == state::EpochState::Aborted);
+  for (const auto& t : rec.txns) CHECK(env.doris.txn_by_label("shop", t.label)->state == TxnState::Aborted);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+TEST_CASE("group metadata: round trip, escaping, and the table list dropped when it would not fit",
+          "[pipeline][unit][group]") {
+  std::vector<state::EpochTable> tables{{"shop", "orders", 1}, {"shop", "a b,c", 3}, {"x:y", "t;1", 1}};
+  auto s = state::encode_pending(42, 1234, "pod-0", tables);
+  auto m = state::decode_group_meta(s);
+  CHECK(m.kind == state::GroupMeta::Kind::Pending);
+  CHECK(m.epoch == 42);
+  CHECK(m.end_offset == 1234);
+  CHECK(m.label_prefix == "pod-0");
+  CHECK(m.tables_listed);
+  std::sort(tables.begin(), tables.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.db, a.table) < std::tie(b.db, b.table); });
+  CHECK(m.tables == tables);
+  CHECK(s.find("a%20b%2Cc*3") != std::string::npos);
+
+  std::vector<state::EpochTable> many;
+  for (int i = 0; i < 2000; ++i) many.push_back({"db", "table_" + std::to_string(i), 1});
+  auto big = state::encode_pending(7, 9, "p", many);
+  CHECK(big.size() <= state::kMaxMetadataBytes);
+  auto mb = state::decode_group_meta(big);
+  CHECK(mb.kind == state::GroupMeta::Kind::Pending);
+  CHECK_FALSE(mb.tables_listed);
+
+  auto c = state::decode_group_meta(state::encode_committed(5, "p"));
+  CHECK(c.kind == state::GroupMeta::Kind::Committed);
+  CHECK(c.epoch == 5);
+  CHECK(state::decode_group_meta("cdc2doris epoch 5").kind == state::GroupMeta::Kind::Legacy);
+  CHECK(state::decode_group_meta("c2d1 P 1 2 p").kind == state::GroupMeta::Kind::Legacy);
+  CHECK(state::decode_group_meta("c2d1 P x 2 p ?").kind == state::GroupMeta::Kind::Legacy);
+  CHECK(state::decode_group_meta("c2d1 C 3 p%2").kind == state::GroupMeta::Kind::Legacy);
+}
