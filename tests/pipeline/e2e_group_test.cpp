@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-[[maybe_unused]] long env_long(const char* name, long def) {
+long env_long(const char* name, long def) {
   const char* v = std::getenv(name);
   return v && *v ? std::strtol(v, nullptr, 10) : def;
 }
@@ -63,4 +63,89 @@ TEST_CASE("e2e group: a partition moving back to its former owner starts where t
   require_caught_up(h, 180s, names);
   CHECK(a->stop(60s) == 0);
   h.verify();
+}
+
+namespace {
+
+// One member of the campaign: its process (null while down) and whether it
+// is paused (SIGSTOP).
+struct Member {
+  std::string name;
+  std::unique_ptr<Process> proc;
+};
+
+}  // namespace
+
+TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies, 1 -> 3 -> 2 instances",
+          "[e2e][group][crash]") {
+  const long total = env_long("CDC2DORIS_GROUP_RECORDS", 60000);
+  const long rounds = env_long("CDC2DORIS_GROUP_ROUNDS", 8);
+  const uint64_t seed = static_cast<uint64_t>(env_long("CDC2DORIS_GROUP_SEED", std::random_device{}()));
+  std::cout << "group crash campaign: seed " << seed << " (CDC2DORIS_GROUP_SEED replays it)\n";
+  std::mt19937_64 rng(seed);
+
+  E2eOptions o;
+  o.topic_prefix = "gcrash";
+  o.seed = seed;
+  E2eHarness h(o);
+  std::vector<Member> members(3);
+  for (size_t i = 0; i < members.size(); ++i) members[i].name = "m" + std::to_string(i);
+  std::vector<std::string> names{"m0", "m1", "m2"};
+  const size_t chunk = static_cast<size_t>(total / (rounds + 3) + 1);
+  auto check_alive = [&](Member& m) {
+    if (m.proc && !m.proc->running())
+      FAIL("member " << m.name << " died on its own (status " << m.proc->wait(1s).value_or(-1)
+                     << "); log tail:\n"
+                     << h.member_log_tail(m.name));
+  };
+
+  // 1 instance, then 3.
+  members[0].proc = h.start_member("m0");
+  h.produce(chunk);
+  std::this_thread::sleep_for(2s);
+  members[1].proc = h.start_member("m1");
+  members[2].proc = h.start_member("m2");
+  h.produce(chunk);
+
+  size_t kills = 0, zombies = 0, restarts = 0;
+  std::uniform_int_distribution<int> pick(0, 2), action(0, 2), delay_ms(200, 2500);
+  for (long r = 0; r < rounds; ++r) {
+    h.produce(chunk);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    Member& m = members[static_cast<size_t>(pick(rng))];
+    check_alive(m);
+    switch (action(rng)) {
+      case 0:  // crash and come back
+        m.proc->kill9();
+        ++kills;
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+        m.proc = h.start_member(m.name);
+        break;
+      case 1:  // a zombie: paused past the session timeout (2 s), then resumed
+        m.proc->signal(SIGSTOP);
+        std::this_thread::sleep_for(std::chrono::milliseconds(3500 + delay_ms(rng)));
+        m.proc->signal(SIGCONT);
+        ++zombies;
+        break;
+      case 2:  // a clean restart
+        m.proc->stop(60s);
+        ++restarts;
+        m.proc = h.start_member(m.name);
+        break;
+    }
+  }
+  // 3 -> 2: m2 leaves for good.
+  check_alive(members[2]);
+  members[2].proc->stop(60s);
+  members[2].proc.reset();
+  h.produce(chunk);
+  for (auto& m : members) check_alive(m);
+  require_caught_up(h, 300s, names);
+  for (auto& m : members)
+    if (m.proc) CHECK(m.proc->stop(60s) == 0);
+  h.verify();
+  std::cout << "group crash campaign: seed " << seed << ", " << h.produced() << " records, " << kills
+            << " SIGKILLs, " << zombies << " zombies, " << restarts << " clean restarts, "
+            << h.count_log("fenced by the consumer group") << " fenced epochs, "
+            << h.count_log("was pending in the consumer group") << " pending epochs resolved\n";
 }
