@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "config/listen.hpp"
 #include "config/schema.hpp"
 #include "core/doris/url.hpp"
@@ -282,6 +284,19 @@ void with(const YAML::Node& parent, const char* key, F&& f) {
   if (n.IsDefined() && !n.IsNull()) f(n);
 }
 
+// The host name: a StatefulSet pod name is stable across restarts and
+// unique among the pods, which is what an instance id has to be.
+std::string default_instance_id() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "cdc2doris";
+  std::string id;
+  for (const char* p = buf; *p != '\0' && id.size() < 64; ++p) {
+    const char ch = *p;
+    id += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.' || ch == ':' ? ch : '_';
+  }
+  return id;
+}
+
 Config parse(const YAML::Node& root, const std::string& name, const std::map<std::string, std::string>* env) {
   Reader r(name, env);
   r.check_duplicates(root, "");
@@ -311,6 +326,15 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     check_subscription(n, "kafka.topic_regex", c.topics.back());
   });
   with(kafka, "properties", [&](auto& n) { c.kafka_properties = r.string_map(n, "kafka.properties"); });
+  c.instance_id = default_instance_id();
+  with(kafka, "instance_id", [&](auto& n) {
+    c.instance_id = r.str(n, "kafka.instance_id");
+    bool ok = !c.instance_id.empty() && c.instance_id.size() <= 64;
+    for (char ch : c.instance_id)
+      ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.' || ch == ':');
+    if (!ok) r.expected(n, "kafka.instance_id", "1 to 64 letters, digits, '-', '_', '.' or ':'");
+  });
+  with(kafka, "static_membership", [&](auto& n) { c.static_membership = r.boolean(n, "kafka.static_membership"); });
   if (c.bootstrap_servers.empty()) r.fail(root_mark, "kafka.bootstrap_servers", "is required");
   if (c.topics.empty()) r.fail(root_mark, "kafka.topics", "is required (or kafka.topic_regex)");
   for (const char* forced : {"enable.auto.commit", "enable.auto.offset.store"}) {
@@ -455,6 +479,13 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   const YAML::Node delivery = root["delivery"];
   with(delivery, "label_prefix", [&](auto& n) {
     d.label_prefix = r.str(n, "delivery.label_prefix");
+    // Each instance of a group needs its own prefix: `{instance_id}` is
+    // replaced by it ('.' of a host name becomes '_', a label has no dots).
+    if (auto at = d.label_prefix.find("{instance_id}"); at != std::string::npos) {
+      std::string id = c.instance_id;
+      std::replace(id.begin(), id.end(), '.', '_');
+      d.label_prefix.replace(at, std::string_view("{instance_id}").size(), id);
+    }
     for (char ch : d.label_prefix)
       if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == ':'))
         r.expected(n, "delivery.label_prefix", "letters, digits, '-', '_' or ':' (a Doris label)");
@@ -586,6 +617,8 @@ std::string Config::dump() const {
   e << YAML::Key << "kafka" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "bootstrap_servers" << YAML::Value << bootstrap_servers;
   e << YAML::Key << "group_id" << YAML::Value << group_id;
+  e << YAML::Key << "instance_id" << YAML::Value << instance_id;
+  e << YAML::Key << "static_membership" << YAML::Value << static_membership;
   e << YAML::Key << "topics" << YAML::Value << topics;
   e << YAML::Key << "properties" << YAML::Value << kafka::redact(kafka_properties);
   e << YAML::EndMap;
@@ -615,6 +648,7 @@ kafka::SourceConfig Config::source_config() const {
   s.properties = kafka_properties;
   s.properties["bootstrap.servers"] = bootstrap_servers;
   s.properties["group.id"] = group_id;
+  if (static_membership && !instance_id.empty()) s.properties.try_emplace("group.instance.id", instance_id);
   s.read_headers = delivery.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter;  // only dead letters copy them
   return s;
 }

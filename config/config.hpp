@@ -50,6 +50,11 @@ struct Config {
   // kafka
   std::string bootstrap_servers;
   std::string group_id = "cdc2doris";
+  // This instance's stable identity in the group (default: the host name, a
+  // StatefulSet pod name): group.instance.id and `{instance_id}` in the label
+  // prefix.
+  std::string instance_id;
+  bool static_membership = true;  // group.instance.id = instance_id
   std::vector<std::string> topics;  // entries starting with '^' are regexes
   std::map<std::string, std::string> kafka_properties;
 

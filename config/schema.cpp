@@ -12,6 +12,13 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"kafka.bootstrap_servers", "string", "(required)", "Kafka bootstrap servers, `host:port[,host:port...]`."},
     {"kafka.group_id", "string", "cdc2doris",
      "Consumer group. Offsets are committed to it after every epoch so standard lag tools work."},
+    {"kafka.instance_id", "string", "(the host name)",
+     "This instance's stable identity in the consumer group: `group.instance.id` (static membership) and "
+     "`{instance_id}` in `delivery.label_prefix`. Unique per live instance of a group: a second live instance "
+     "with the same id fences the first, which stops with an error. A StatefulSet pod name fits."},
+    {"kafka.static_membership", "boolean", "true",
+     "Join with `group.instance.id` = `instance_id`: a restarted instance gets its partitions back without a "
+     "rebalance; a stopped one keeps them until `session.timeout.ms` (see docs/operations.md)."},
     {"kafka.topics", "list<string>", "(required unless topic_regex)", "Topics to consume."},
     {"kafka.topic_regex", "string", "",
      "A regex subscription (POSIX extended, as librdkafka compiles it), e.g. `^dbserver1\\..*`."},
@@ -73,7 +80,8 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "docs/decoding.md cannot tell (e.g. microseconds within three years of 1970)."},
     // ---------------------------------------------------------------- delivery
     {"delivery.label_prefix", "string", "cdc2doris",
-     "Label prefix; labels are `{prefix}_{db}_{table}_{epoch}`. Unique per pipeline writing to one Doris."},
+     "Label prefix; labels are `{prefix}_{db}_{table}_{epoch}`. Unique per instance writing to one Doris: "
+     "`{instance_id}` in it is replaced by `kafka.instance_id` (`.` becomes `_`)."},
     {"delivery.epoch_interval", "duration", "10s", "Checkpoint interval: every epoch ends (pre-commit, commit).",
      false, at_least(1)},
     {"delivery.epoch_max_bytes", "size", "2GiB", "An epoch also ends when one table's load reaches this size.",

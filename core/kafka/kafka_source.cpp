@@ -394,9 +394,23 @@ class KafkaSource final : public Source {
     }
   }
 
+  static std::string fenced_instance_hint(rd_kafka_resp_err_t code) {
+    if (code != RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID) return {};
+    return " (another live cdc2doris instance joined the consumer group with the same instance_id "
+           "(group.instance.id); each live instance needs its own kafka.instance_id)";
+  }
+
   void handle_message_error(const rd_kafka_message_t* m) {
     ErrorClass c = classify(m->err);
     if (c == ErrorClass::Ignore) return;
+    if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
+      char buf[512];
+      const rd_kafka_resp_err_t code = rd_kafka_fatal_error(rk_, buf, sizeof buf);
+      record(Error(Disposition::Fatal, std::string("Kafka: fatal consumer error: ") + rd_kafka_err2name(code) + ": " +
+                                           buf + fenced_instance_hint(code)),
+             ErrorClass::Fatal);
+      return;
+    }
     ErrorContext ctx;
     if (m->rkt != nullptr) {
       ctx.topic = rd_kafka_topic_name(m->rkt);
@@ -415,9 +429,7 @@ class KafkaSource final : public Source {
       char buf[512];
       code = rd_kafka_fatal_error(h, buf, sizeof buf);
       why = buf;
-      if (code == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID)
-        why += " (another live cdc2doris instance joined the group with the same instance_id / "
-               "group.instance.id; each instance needs its own)";
+      why += fenced_instance_hint(code);
       self->record(Error(Disposition::Fatal, std::string("Kafka: fatal consumer error: ") + rd_kafka_err2name(code) +
                                                  ": " + why),
                    ErrorClass::Fatal);

@@ -61,6 +61,8 @@ TEST_CASE("config: every key of the schema is accepted by the parser", "[config]
   const std::string full = R"Y(kafka:
   bootstrap_servers: "k:9092"
   group_id: g
+  instance_id: pod-0
+  static_membership: true
   topics: [a, b]
   topic_regex: "^dbserver1\\..*"
   properties: {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.username": "cdc2doris", "sasl.password": "kafka-secret-1"}
@@ -415,4 +417,25 @@ routing:
   auto known = router->known_targets();
   CHECK(std::find(known.begin(), known.end(), pipeline::Target{"crm", "customers"}) != known.end());
   CHECK(std::find(known.begin(), known.end(), pipeline::Target{"ods", "orders_all"}) != known.end());
+}
+
+TEST_CASE("config: instance_id names the group member and fills {instance_id} in the label prefix", "[config]") {
+  const std::string base = "kafka: {bootstrap_servers: \"k:9092\", topics: [a]}\ndoris: {fe: [\"fe:8030\"]}\n";
+  auto c = config::load_string(base + "delivery: {label_prefix: \"cdc-{instance_id}\"}\n", "t.yaml");
+  CHECK_FALSE(c.instance_id.empty());  // the host name
+  auto named = config::load_string(
+      "kafka: {bootstrap_servers: \"k:9092\", topics: [a], instance_id: cdc2doris-1.svc}\ndoris: {fe: [\"fe:8030\"]}\n"
+      "delivery: {label_prefix: \"cdc-{instance_id}\"}\n",
+      "t.yaml");
+  CHECK(named.instance_id == "cdc2doris-1.svc");
+  CHECK(named.delivery.label_prefix == "cdc-cdc2doris-1_svc");
+  CHECK(named.source_config().properties.at("group.instance.id") == "cdc2doris-1.svc");
+  auto dynamic = config::load_string(
+      "kafka: {bootstrap_servers: \"k:9092\", topics: [a], static_membership: false}\ndoris: {fe: [\"fe:8030\"]}\n",
+      "t.yaml");
+  CHECK_FALSE(dynamic.source_config().properties.contains("group.instance.id"));
+  CHECK_THROWS_WITH(config::load_string("kafka: {bootstrap_servers: \"k:9092\", topics: [a], instance_id: \"a b\"}\n"
+                                        "doris: {fe: [\"fe:8030\"]}\n",
+                                        "t.yaml"),
+                    Catch::Contains("kafka.instance_id"));
 }

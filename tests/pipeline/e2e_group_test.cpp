@@ -149,3 +149,31 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
             << h.count_log("fenced by the consumer group") << " fenced epochs, "
             << h.count_log("was pending in the consumer group") << " pending epochs resolved\n";
 }
+
+TEST_CASE("e2e group: a second live instance with the same instance_id is refused with a clear error",
+          "[e2e][group]") {
+  E2eOptions o;
+  o.topic_prefix = "gdup";
+  E2eHarness h(o);
+  h.set_member_instance_id("a", "same-id");
+  h.set_member_instance_id("b", "same-id");
+  auto a = h.start_member("a");
+  h.produce(2000);
+  require_caught_up(h, 120s, {"a"});
+  auto b = h.start_member("b");
+  // The group fences the older member of the two; it stops and says why.
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (a->running() && b->running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(200ms);
+  const bool a_refused = !a->running();
+  REQUIRE((a_refused || !b->running()));
+  Process& refused = a_refused ? *a : *b;
+  CHECK(refused.wait(5s).value_or(0) != 0);
+  CHECK(h.count_log("same instance_id") >= 1);
+  // The survivor goes on, exactly once.
+  Process& survivor = a_refused ? *b : *a;
+  h.produce(2000);
+  require_caught_up(h, 120s, {"a", "b"});
+  CHECK(survivor.stop(60s) == 0);
+  h.verify();
+}

@@ -104,6 +104,7 @@ void E2eHarness::write_config(const std::string& member) {
   c << "kafka:\n"
     << "  bootstrap_servers: \"" << broker_.bootstrap() << "\"\n"
     << "  group_id: \"" << opts_.topic_prefix << "\"\n"
+    << (member.empty() ? std::string() : "  instance_id: \"" + instance_id(member) + "\"\n")
     << "  topic_regex: \"^" << opts_.topic_prefix << "\\\\." << db_ << "\\\\..*\"\n"
     << "  properties:\n"
     << "    auto.offset.reset: earliest\n"
@@ -168,6 +169,17 @@ std::unique_ptr<Process> E2eHarness::start_member(const std::string& member, std
     std::ofstream(log, std::ios::app) << "=== start ===\n";
   }
   return std::make_unique<Process>(po);
+}
+
+void E2eHarness::set_member_instance_id(const std::string& member, const std::string& id) {
+  instance_ids_[member] = id;
+  members_.insert(member);
+  write_config(member);
+}
+
+std::string E2eHarness::instance_id(const std::string& member) const {
+  auto it = instance_ids_.find(member);
+  return it != instance_ids_.end() ? it->second : opts_.topic_prefix + "-" + member;
 }
 
 std::string E2eHarness::member_log_tail(const std::string& member, size_t bytes) const {

@@ -67,6 +67,9 @@ class E2eHarness {
   // The caller owns the process.
   std::unique_ptr<Process> start_member(const std::string& member, std::map<std::string, std::string> env = {});
   std::string member_log_tail(const std::string& member, size_t bytes = 6000) const;
+  // A member's kafka.instance_id (default "<topic_prefix>-<member>").
+  void set_member_instance_id(const std::string& member, const std::string& id);
+  std::string instance_id(const std::string& member) const;
 
   // Loads the reference tables from the produced records and compares.
   void verify();
@@ -94,6 +97,7 @@ class E2eHarness {
   std::unique_ptr<Process> daemon_;
   int runs_ = 0;
   std::set<std::string> members_;
+  std::map<std::string, std::string> instance_ids_;
 };
 
 }  // namespace cdc2doris::test
