@@ -21,6 +21,8 @@ Usage:
   cdc2doris state show --config FILE       print the checkpoint state (JSON)
   cdc2doris state reset --config FILE --yes
                                            delete the checkpoint state
+  cdc2doris state abort-lingering --config FILE --label-prefix P
+                                           abort a retired instance's lingering Doris txns
   cdc2doris decode [--config FILE] [--framed] [options]
                                            decode Debezium JSON lines from stdin (dry run)
   cdc2doris status --config FILE | --admin HOST:PORT
@@ -69,6 +71,8 @@ Exit codes: 0 valid (and everything reached), 2 configuration error, 5 --connect
 
 const char* const kStateUsage = R"(Usage: cdc2doris state show --config FILE
        cdc2doris state reset --config FILE --yes
+       cdc2doris state abort-lingering --config FILE --label-prefix P
+                 [--from-epoch N] [--table db.table] [--force]
 
 show   prints the checkpoint state in state.dir as JSON (epochs, their
        transactions and offsets, committed offsets, label prefixes).
@@ -76,6 +80,11 @@ reset  deletes every checkpoint; the next run resumes from the consumer
        group's offsets. Needs --yes.
 Neither creates state.dir: a path without checkpoint state is an error for
 show and nothing to do for reset.
+abort-lingering aborts the RUNNING/PRECOMMITTED Doris txns a retired instance
+(label prefix P, e.g. a removed StatefulSet pod, or a lost state directory)
+left behind: every epoch of P after the newest one the consumer group names
+(or from --from-epoch), for the configuration's explicit targets and --table.
+A pending epoch the group names is left to the owner of its partitions.
 
 Exit codes: 0 done, 2 usage or configuration error, 3 no state there, or it is
 locked by a running daemon, corrupt or from a newer version.

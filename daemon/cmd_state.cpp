@@ -1,8 +1,17 @@
-// `cdc2doris state show|reset`: inspect or delete the checkpoint state.
+// `cdc2doris state show|reset|abort-lingering`: inspect or delete the
+// checkpoint state; abort a retired instance's lingering Doris txns.
 #include <boost/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <iostream>
+#include <set>
+#include <variant>
+
+#include "core/doris/client.hpp"
+#include "core/doris/label.hpp"
+#include "core/kafka/monitor.hpp"
+#include "state/group_meta.hpp"
 
 #include "daemon/commands.hpp"
 #include "daemon/exit_codes.hpp"
@@ -16,12 +25,129 @@ bool holds_state(const std::string& dir) {
   std::error_code ec;
   return std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
 }
+// Aborts the RUNNING/PRECOMMITTED txns under label prefix P that nobody will
+// commit: every epoch of P after the newest one the consumer group names (a
+// pending epoch named there is left alone: the owner of its partitions
+// commits it). Tables: the configuration's explicit targets plus --table.
+int abort_lingering(const Args& a, const config::Config& cfg) {
+  const std::string prefix = a.get("label-prefix");
+  if (prefix.empty() || !doris::is_valid_label(prefix + "_x")) {
+    std::cerr << "cdc2doris state abort-lingering: --label-prefix P is required (a Doris label prefix)\n";
+    return kExitUsage;
+  }
+  if (prefix == cfg.delivery.label_prefix && !a.has("force")) {
+    std::cerr << "cdc2doris: " << prefix << " is this configuration's own label prefix; a live instance may use it. "
+              << "Run this for a retired instance's prefix (add --force if that instance is gone for good)\n";
+    return kExitUsage;
+  }
+  std::set<pipeline::Target> tables;
+  auto router = config::make_router(cfg);
+  for (const auto& t : router->known_targets()) tables.insert(t);
+  if (a.has("table")) {
+    const std::string t = a.get("table");
+    auto dot = t.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == t.size()) {
+      std::cerr << "cdc2doris state abort-lingering: --table expects db.table, got '" << t << "'\n";
+      return kExitUsage;
+    }
+    tables.insert({t.substr(0, dot), t.substr(dot + 1)});
+  }
+  if (tables.empty()) {
+    std::cerr << "cdc2doris: no tables to walk: the routing config has no explicit targets; name one with "
+                 "--table db.table\n";
+    return kExitUsage;
+  }
+  // What the group names for this prefix: the newest epoch, and pending ones.
+  uint64_t newest = 0;
+  std::set<uint64_t> pending;
+  try {
+    auto src = cfg.source_config();
+    src.properties.erase("group.instance.id");  // a tool, never a member
+    auto monitor = kafka::make_kafka_monitor(src);
+    auto view = monitor->cluster(std::chrono::seconds(10));
+    if (auto* err = std::get_if<Error>(&view)) {
+      std::cerr << "cdc2doris: Kafka: " << err->what() << "\n";
+      return kExitFatal;
+    }
+    std::vector<kafka::TopicPartition> tps;
+    for (const auto& [topic, n] : std::get<kafka::ClusterView>(view).partitions)
+      for (int p = 0; p < n; ++p) tps.push_back({topic, p});
+    auto got = monitor->committed_group(tps, std::chrono::seconds(10));
+    if (auto* err = std::get_if<Error>(&got)) {
+      std::cerr << "cdc2doris: Kafka: " << err->what() << "\n";
+      return kExitFatal;
+    }
+    for (const auto& [tp, go] : std::get<kafka::GroupOffsetMap>(got)) {
+      auto m = state::decode_group_meta(go.metadata);
+      if (m.kind == state::GroupMeta::Kind::Legacy || m.label_prefix != prefix) continue;
+      newest = std::max(newest, m.epoch);
+      if (m.kind == state::GroupMeta::Kind::Pending) pending.insert(m.epoch);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "cdc2doris: configuration: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  uint64_t from = newest + 1;
+  if (a.has("from-epoch")) from = std::stoull(a.get("from-epoch"));
+  if (newest == 0 && !a.has("from-epoch")) {
+    std::cerr << "cdc2doris: the consumer group names no epoch of label prefix " << prefix
+              << " (its partitions moved on since); pass --from-epoch N (the retired instance's last epoch + 1, "
+                 "from its `state show` or its log)\n";
+    return kExitUsage;
+  }
+  auto client = doris::make_client(cfg.doris);
+  size_t aborted = 0, walked = 0;
+  for (const auto& t : tables) {
+    for (uint64_t e = from; e < from + 1000; ++e) {
+      if (pending.count(e)) continue;  // past its commit point: its partitions' owner commits it
+      bool any = false;
+      for (uint32_t part = 0; part < 64; ++part) {
+        doris::LoadSpec spec;
+        spec.db = t.db;
+        spec.table = t.table;
+        spec.label = doris::make_label(prefix, t.db, t.table, e, part);
+        spec.sequence_col = router->settings(t).sequence_col;
+        auto probed = client->probe_label(spec);
+        ++walked;
+        if (auto* err = std::get_if<doris::DorisError>(&probed)) {
+          if (err->kind() == doris::ErrorKind::UnknownTable) break;
+          std::cerr << "cdc2doris: Doris: " << err->what() << "\n";
+          return kExitFatal;
+        }
+        const auto& st = std::get<doris::LabelState>(probed);
+        if (st.state == doris::LabelState::Unused) break;
+        any = true;
+        if ((st.state == doris::LabelState::Running || st.state == doris::LabelState::Precommitted) && st.txn_id) {
+          auto r = client->abort(t.db, *st.txn_id);
+          if (auto* err = std::get_if<doris::DorisError>(&r)) {
+            std::cerr << "cdc2doris: aborting txn " << *st.txn_id << " (label " << spec.label << "): " << err->what()
+                      << "\n";
+            return kExitFatal;
+          }
+          ++aborted;
+          std::cout << "aborted txn " << *st.txn_id << " (label " << spec.label << ", table " << t.name() << ")\n";
+        }
+      }
+      if (!any) break;
+    }
+  }
+  std::cout << aborted << " lingering txn(s) of label prefix " << prefix << " aborted (" << walked
+            << " label(s) probed from epoch " << from << ")\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_state(const Args& a) {
-  if (a.positional.empty() || (a.positional[0] != "show" && a.positional[0] != "reset")) {
-    std::cerr << "cdc2doris state: expected 'show' or 'reset'\n\n" << kStateUsage;
+  if (a.positional.empty() ||
+      (a.positional[0] != "show" && a.positional[0] != "reset" && a.positional[0] != "abort-lingering")) {
+    std::cerr << "cdc2doris state: expected 'show', 'reset' or 'abort-lingering'\n\n" << kStateUsage;
     return kExitUsage;
+  }
+  if (a.positional[0] == "abort-lingering") {
+    config::Config cfg = load_config_or_exit(a);
+    setup_logging("warn", "text", cfg.secrets());
+    return abort_lingering(a, cfg);
   }
   const bool reset = a.positional[0] == "reset";
   config::Config cfg = load_config_or_exit(a);

@@ -19,7 +19,7 @@ namespace {
 const Command kCommands[] = {
     {"run", kRunUsage, {}, {"config"}, 0, cmd_run},
     {"check", kCheckUsage, {"connect"}, {"config", "timeout"}, 0, cmd_check},
-    {"state", kStateUsage, {"yes"}, {"config"}, 1, cmd_state},
+    {"state", kStateUsage, {"yes", "force"}, {"config", "label-prefix", "from-epoch", "table"}, 1, cmd_state},
     {"decode", "", {}, {}, 0, cmd_decode, /*own_arguments=*/true},
     {"config-reference", kConfigReferenceUsage, {}, {}, 0, cmd_config_reference},
     {"version", kVersionUsage, {}, {}, 0, cmd_version},

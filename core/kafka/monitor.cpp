@@ -15,6 +15,15 @@ namespace cdc2doris::kafka {
 
 Monitor::~Monitor() = default;
 
+std::variant<GroupOffsetMap, Error> Monitor::committed_group(const std::vector<TopicPartition>& tps,
+                                                             std::chrono::milliseconds timeout) {
+  auto r = committed(tps, timeout);
+  if (auto* err = std::get_if<Error>(&r)) return *err;
+  GroupOffsetMap out;
+  for (const auto& [tp, off] : std::get<OffsetMap>(r)) out[tp] = {off, {}};
+  return out;
+}
+
 bool topic_selected(const std::string& entry, const std::string& topic) {
   if (entry.empty() || entry.front() != '^') return entry == topic;
   // librdkafka matches subscriptions with its own POSIX-like engine; for the
@@ -112,6 +121,25 @@ class KafkaMonitor final : public Monitor {
     for (int i = 0; i < l->cnt; ++i) {
       const auto& e = l->elems[i];
       if (!e.err && e.offset >= 0) out[TopicPartition{e.topic, e.partition}] = e.offset;
+    }
+    return out;
+  }
+
+  std::variant<GroupOffsetMap, Error> committed_group(const std::vector<TopicPartition>& tps,
+                                                      std::chrono::milliseconds timeout) override {
+    serve_events();
+    GroupOffsetMap out;
+    if (tps.empty()) return out;
+    rk::List l = rk::make_list(tps);
+    rd_kafka_resp_err_t err = rd_kafka_committed(rk_, l.get(), to_ms(timeout));
+    if (err) return make_error(err, "read committed offsets");
+    for (int i = 0; i < l->cnt; ++i) {
+      const auto& e = l->elems[i];
+      if (e.err || e.offset < 0) continue;
+      GroupOffset go{e.offset, {}};
+      if (e.metadata != nullptr && e.metadata_size > 0)
+        go.metadata.assign(static_cast<const char*>(e.metadata), e.metadata_size);
+      out[TopicPartition{e.topic, e.partition}] = std::move(go);
     }
     return out;
   }

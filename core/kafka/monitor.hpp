@@ -47,6 +47,10 @@ class Monitor {
   // The consumer group's committed offsets (absent: none committed).
   virtual std::variant<OffsetMap, Error> committed(const std::vector<TopicPartition>& tps,
                                                    std::chrono::milliseconds timeout) = 0;
+  // The same with each offset's metadata (`state abort-lingering` reads the
+  // epochs named there). The default has no metadata.
+  virtual std::variant<GroupOffsetMap, Error> committed_group(const std::vector<TopicPartition>& tps,
+                                                              std::chrono::milliseconds timeout);
 };
 
 // Throws std::invalid_argument for a bad property (like make_kafka_source).

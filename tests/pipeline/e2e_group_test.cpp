@@ -9,12 +9,14 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <filesystem>
 #include <cstdlib>
 #include <iostream>
 #include <random>
 #include <thread>
 
 #include "tests/pipeline/e2e_harness.hpp"
+#include "tests/support/run_command.hpp"
 
 using namespace cdc2doris::test;
 using namespace std::chrono_literals;
@@ -175,5 +177,40 @@ TEST_CASE("e2e group: a second live instance with the same instance_id is refuse
   h.produce(2000);
   require_caught_up(h, 120s, {"a", "b"});
   CHECK(survivor.stop(60s) == 0);
+  h.verify();
+}
+
+TEST_CASE("e2e group: state abort-lingering aborts a retired instance's pre-committed txns, and only those",
+          "[e2e][group]") {
+  E2eOptions o;
+  o.topic_prefix = "gal";
+  E2eHarness h(o);
+  // A member dies with its epoch pre-committed but not recorded: nobody
+  // will commit those txns (its epoch never reached the group).
+  h.produce(3000);
+  auto r = h.start_member("r", {{"CDC2DORIS_CRASH_AT", "after_precommit"}});
+  REQUIRE(r->wait(120s) == std::optional<int>(128 + SIGKILL));
+  auto precommitted = [&] {
+    const std::string txns = h.emulator().txns(h.db());
+    size_t n = 0;
+    for (size_t p = txns.find("\"PRECOMMITTED\""); p != std::string::npos; p = txns.find("\"PRECOMMITTED\"", p + 1)) ++n;
+    return n;
+  };
+  REQUIRE(precommitted() > 0);
+  // The operator retires it: from another instance's configuration.
+  auto a = h.start_member("a");
+  require_caught_up(h, 120s, {"a"});
+  REQUIRE(precommitted() > 0);  // the other instance did not touch them
+  for (int t = 0; t < 8; ++t) {
+    auto res = run_command({CDC2DORIS_DAEMON_BIN, "state", "abort-lingering", "--config",
+                            (std::filesystem::path(h.config_path()).parent_path() / "config-a.yaml").string(),
+                            "--label-prefix", "gal_r", "--from-epoch", "1", "--table",
+                            h.db() + ".orders_" + std::to_string(t)},
+                           std::filesystem::path(h.config_path()).parent_path());
+    INFO(res.out << res.err);
+    REQUIRE(res.status == 0);
+  }
+  CHECK(precommitted() == 0);
+  CHECK(a->stop(60s) == 0);
   h.verify();
 }
