@@ -108,8 +108,13 @@ if config_path not in mounts or mounts[config_path] not in {v["name"] for v in s
 
 # Label prefix from the pod name via the downward API.
 env = {e["name"]: e for e in c.get("env", [])}
-if "${POD_NAME}" not in str(cfg.get("delivery", {}).get("label_prefix", "")):
-    err("delivery.label_prefix must contain ${POD_NAME}")
+# Identity from the pod name via the downward API: the instance id (static
+# group membership) and, through it, the label prefix of each replica.
+if str(cfg.get("kafka", {}).get("instance_id", "")) != "${POD_NAME}":
+    err("kafka.instance_id must be ${POD_NAME}")
+prefix = str(cfg.get("delivery", {}).get("label_prefix", ""))
+if "{instance_id}" not in prefix and "${POD_NAME}" not in prefix:
+    err("delivery.label_prefix must contain {instance_id} (or ${POD_NAME}): one prefix per replica")
 if env.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") != "metadata.name":
     err("POD_NAME must come from the downward API (fieldRef metadata.name)")
 # Every ${VAR} without a default is provided; secretKeyRefs name existing keys.
@@ -141,8 +146,16 @@ if csc.get("allowPrivilegeEscalation") is not False or "ALL" not in csc.get("cap
 res = c.get("resources", {})
 if "memory" not in res.get("limits", {}) or "cpu" not in res.get("requests", {}):
     err("container resources need a memory limit and a cpu request")
-if sts["spec"].get("replicas", 1) != 1:
-    err("replicas must be 1 (one checkpoint per consumer group)")
+# Several replicas share the consumer group (docs/architecture.md,
+# "Multi-instance protocol"); each has its own PVC, and the budget keeps all
+# but one of them consuming through a drain.
+replicas = sts["spec"].get("replicas", 1)
+if replicas < 2:
+    err("replicas must be > 1: a fail-over member in the group")
+if not sts["spec"].get("volumeClaimTemplates"):
+    err("each replica needs its own state PersistentVolumeClaim (volumeClaimTemplates)")
+if pdb["spec"].get("maxUnavailable") != 1 and pdb["spec"].get("minAvailable", 0) < 1:
+    err("the PodDisruptionBudget must keep all but one replica (maxUnavailable: 1)")
 
 # The config itself, as the daemon will read it inside the pod.
 with tempfile.TemporaryDirectory() as tmp:
