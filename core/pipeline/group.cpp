@@ -91,6 +91,9 @@ Event Pipeline::Impl::commit_group_point(const state::EpochRecord& rec) {
                      "epoch " + std::to_string(rec.epoch) +
                          ": cannot tell whether the consumer group accepted it (" + err->what() +
                          "); its record stays PRECOMMITTED and the next start asks the group again");
+    // Its txns may be past the commit point: the stop must not abort them
+    // (run() aborts what the open epoch still holds).
+    open_.loads.clear();
     return Event::LoadFailedFatal;
   }
   if (names_epoch(std::get<kafka::GroupOffsetMap>(got), rec.label_prefix, rec.epoch)) {
