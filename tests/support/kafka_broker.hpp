@@ -26,6 +26,7 @@ class KafkaBroker {
   void create_topic(const std::string& topic, int partitions) const {
     test::create_topic(bootstrap_, topic, partitions);
   }
+  void add_partitions(const std::string& topic, int total) const { test::add_partitions(bootstrap_, topic, total); }
   void produce(const std::string& topic, const std::vector<TestRecord>& records) const {
     test::produce(bootstrap_, topic, records);
   }

@@ -117,6 +117,42 @@ void create_topic(const std::string& bootstrap, const std::string& topic, int pa
   throw std::runtime_error("topic " + topic + " did not appear in metadata");
 }
 
+void add_partitions(const std::string& bootstrap, const std::string& topic, int total) {
+  Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap);
+  char err[512];
+  rd_kafka_NewPartitions_t* np = rd_kafka_NewPartitions_new(topic.c_str(), static_cast<size_t>(total), err, sizeof err);
+  if (np == nullptr) throw std::runtime_error(std::string("NewPartitions: ") + err);
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk.get());
+  rd_kafka_CreatePartitions(rk.get(), &np, 1, nullptr, q);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30000);
+  std::string failure;
+  if (ev == nullptr) {
+    failure = "timed out";
+  } else if (rd_kafka_event_error(ev)) {
+    failure = rd_kafka_event_error_string(ev);
+  } else {
+    size_t n = 0;
+    const rd_kafka_topic_result_t** res =
+        rd_kafka_CreatePartitions_result_topics(rd_kafka_event_CreatePartitions_result(ev), &n);
+    for (size_t i = 0; i < n; ++i)
+      if (rd_kafka_topic_result_error(res[i]) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        failure = rd_kafka_topic_result_error_string(res[i]);
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_NewPartitions_destroy(np);
+  if (!failure.empty()) throw std::runtime_error("add partitions to " + topic + ": " + failure);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      if (partition_count(rk.get(), topic) == total) return;
+    } catch (const std::exception&) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw std::runtime_error("topic " + topic + " did not reach " + std::to_string(total) + " partitions");
+}
+
 void produce(const std::string& bootstrap, const std::string& topic, const std::vector<TestRecord>& records,
              std::chrono::milliseconds flush_timeout) {
   DeliveryState delivery;

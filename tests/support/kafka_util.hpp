@@ -29,6 +29,9 @@ struct ConsumedRecord {
 };
 
 void create_topic(const std::string& bootstrap, const std::string& topic, int partitions);
+// Grows `topic` to `total` partitions (CreatePartitions) and waits until the
+// metadata shows them.
+void add_partitions(const std::string& bootstrap, const std::string& topic, int total);
 void produce(const std::string& bootstrap, const std::string& topic, const std::vector<TestRecord>& records,
              std::chrono::milliseconds flush_timeout = std::chrono::seconds(60));
 // Committed offsets of `group` for every partition of `topic` (-1001 = none).
