@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cdc2doris::decode {
@@ -44,6 +45,21 @@ enum class Logical : uint8_t {
   DorisLargeint,  // a number, integer text, base64 Decimal bytes of scale 0
 };
 
+// What a field's schema says beyond its type, for table creation and schema
+// evolution (core/schema): the Connect `parameters` (scale, precision,
+// Debezium's __debezium.source.column.* when column.propagate.source.type is
+// set, allowed enum values) and the `default` value as JSON text. Absent
+// (nullptr) for the many fields that have neither; the decoder never reads it.
+struct FieldMeta {
+  std::vector<std::pair<std::string, std::string>> parameters;
+  std::string default_json;  // empty: no default given
+  const std::string* parameter(std::string_view key) const {
+    for (const auto& [k, v] : parameters)
+      if (k == key) return &v;
+    return nullptr;
+  }
+};
+
 // Unit of an epoch integer loaded into a Doris DATETIME column.
 enum class EpochUnit : uint8_t { Auto, Seconds, Millis, Micros, Nanos };
 
@@ -57,6 +73,7 @@ struct SchemaNode {
   std::string name;   // Connect schema name (logical type or record name)
   std::vector<SchemaNode> fields;
   std::shared_ptr<SchemaNode> items, keys, values;
+  std::shared_ptr<const FieldMeta> meta;  // nullptr: no parameters, no default
 
   // Finds a struct member. `hint` is the position where the caller expects
   // it (payload order normally equals schema order), making lookups O(1).
