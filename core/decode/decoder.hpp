@@ -117,6 +117,9 @@ struct Change {
   // Owned by the decoder's schema cache: valid until the next decode(); a
   // new schema text gives a new node (DecodeStats::schema_cache_misses moves).
   const SchemaNode* row_schema = nullptr;
+  // A schemaless record typed by its Doris table (schemaless_types) had a
+  // JSON key the table has no column for (the row carries it as it came).
+  bool unknown_columns = false;
 };
 
 enum class DecodeErrorCode {

@@ -296,6 +296,7 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   c.ddl.clear();
   c.primary_key_changed = false;
   c.row_schema = nullptr;
+  c.unknown_columns = false;
   c.position.clear();
   for (auto& r : c.rows) pool.push_back(std::move(r));
   c.rows.clear();

@@ -700,7 +700,9 @@ void Decoder::Impl::convert_object(sj::object& obj, const SchemaNode* schema, Ro
     b.body.push_back(':');
     c.val_off = static_cast<uint32_t>(b.body.size());
     bool toast = false;
-    emit_typed(v, schema != nullptr ? schema->find(key.text, hint) : nullptr, b.body, 1, toast);
+    const SchemaNode* field_schema = schema != nullptr ? schema->find(key.text, hint) : nullptr;
+    if (schema != nullptr && field_schema == nullptr) b.unknown = true;
+    emit_typed(v, field_schema, b.body, 1, toast);
     c.val_len = static_cast<uint32_t>(b.body.size() - c.val_off);
     c.toast = toast;
     b.toast = b.toast || toast;
