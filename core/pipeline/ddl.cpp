@@ -353,18 +353,21 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
         continue;
       }
       const bool running = schema_change_running(err->what());
-      if ((err->disposition() == Disposition::Retry || running) && !stop_.load() && attempt < 60) {
+      // An FE's own answer to the statement (UserException text) is final
+      // unless it says a schema change is running; the client cannot know
+      // that and calls an unknown failure transient.
+      const bool answered = std::string_view(err->what()).find("detailMessage") != std::string_view::npos;
+      const bool transient = running || (err->disposition() == Disposition::Retry && !answered);
+      if (transient && !stop_.load() && attempt < 60) {
         log_->warn("table {}: schema change not applied yet, will retry ({}): {}", t.name(),
                    running ? "a schema change job is running" : "Doris unavailable", err->what());
         deps_.metrics.note_error("ddl", err->what());
         sleep_backoff(attempt++);
         continue;
       }
-      if (err->disposition() == Disposition::Retry || running) {
-        if (stop_.load()) {
-          abort_open_epoch_stopping();
-          return Prepared::Stop;
-        }
+      if (transient && stop_.load()) {
+        abort_open_epoch_stopping();
+        return Prepared::Stop;
       }
       return refuse(rec, td, step.statement, err->what(), msg);
     }
