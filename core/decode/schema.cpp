@@ -136,6 +136,7 @@ SchemaNode compile(const json::value& v, const std::string& path, int depth) {
     case Logical::DorisDatetime:
     case Logical::DorisJson:
     case Logical::DorisLargeint:
+    case Logical::DorisAsIs:
       n.logical = Logical::None;
       break;
   }

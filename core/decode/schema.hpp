@@ -43,6 +43,9 @@ enum class Logical : uint8_t {
   DorisDatetime,  // epoch integer (epoch_unit) or an ISO timestamp, zoned or not
   DorisJson,      // JSON text in a string, or any other JSON value (sent as its JSON text)
   DorisLargeint,  // a number, integer text, base64 Decimal bytes of scale 0
+  // A column whose values are copied as they arrive (Doris converts them):
+  // listed so that a JSON key the table lacks can be told apart (Change::unknown_columns).
+  DorisAsIs,
 };
 
 // What a field's schema says beyond its type, for table creation and schema

@@ -427,7 +427,7 @@ void Decoder::Impl::emit_doris_typed(sj::value& v, sj::json_type t, const Schema
 }
 
 void Decoder::Impl::emit_typed(sj::value v, const SchemaNode* node, std::string& out, size_t depth, bool& toast) {
-  if (node == nullptr) {
+  if (node == nullptr || node->logical == Logical::DorisAsIs) {
     emit_generic(v, out, depth, toast);
     return;
   }
