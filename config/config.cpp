@@ -439,6 +439,14 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
       c.rules.push_back(std::move(rule));
     }
   });
+  auto policy = [&](const YAML::Node& n, const std::string& path) {
+    const std::string v = r.choice(n, path, {"off", "add", "full"});
+    return v == "off" ? schema::Policy::Off : v == "full" ? schema::Policy::Full : schema::Policy::Add;
+  };
+  with(routing, "auto_create", [&](auto& n) { c.auto_create = r.boolean(n, "routing.auto_create"); });
+  with(routing, "schema_evolution", [&](auto& n) { c.schema_evolution = policy(n, "routing.schema_evolution"); });
+  with(routing, "create_properties",
+       [&](auto& n) { c.create_properties = r.string_map(n, "routing.create_properties"); });
   with(routing, "map", [&](auto& n) {
     for (const auto& [src, dst] : r.string_map(n, "routing.map")) {
       auto dot = dst.find('.');
@@ -466,6 +474,24 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
           auto u = decode::parse_epoch_unit(unit);
           if (!u) r.fail(x[col].Mark(), p + ".epoch_units." + col, "expected one of s, ms, us, ns, got '" + unit + "'");
           t.epoch_units[col] = *u;
+        }
+      });
+      with(v, "auto_create", [&](auto& x) { t.auto_create = r.boolean(x, p + ".auto_create"); });
+      with(v, "schema_evolution", [&](auto& x) { t.schema_evolution = policy(x, p + ".schema_evolution"); });
+      with(v, "properties", [&](auto& x) { t.properties = r.string_map(x, p + ".properties"); });
+      with(v, "buckets", [&](auto& x) { t.buckets = static_cast<int>(r.integer(x, p + ".buckets")); });
+      with(v, "flexible_partial_updates",
+           [&](auto& x) { t.flexible_partial_updates = r.boolean(x, p + ".flexible_partial_updates"); });
+      with(v, "new_column_type", [&](auto& x) { t.new_column_type = r.str(x, p + ".new_column_type"); });
+      with(v, "columns", [&](auto& x) {
+        const auto defs = r.strings(x, p + ".columns");
+        for (size_t i = 0; i < defs.size(); ++i) {
+          const std::string& d = defs[i];
+          const auto sp = d.find(' ');
+          if (sp == std::string::npos || sp == 0 || d.find_first_not_of(' ', sp) == std::string::npos)
+            r.fail(element(x, i).Mark(), p + ".columns[" + std::to_string(i) + "]",
+                   "expected 'name TYPE' (e.g. 'id BIGINT'), got '" + d + "'");
+          t.columns.push_back({d.substr(0, sp), d.substr(d.find_first_not_of(' ', sp)), true, std::nullopt, false, false});
         }
       });
       if (t.sequence_from_source_position && t.sequence_col.empty())

@@ -42,6 +42,14 @@ struct TableOverride {
   std::map<std::string, std::string> headers;
   std::vector<std::string> key_columns;
   std::map<std::string, decode::EpochUnit> epoch_units;  // schemaless DATETIME columns by name
+  // Table creation and schema evolution (docs/schema-evolution.md); unset: the routing.* defaults.
+  std::optional<bool> auto_create;
+  std::optional<schema::Policy> schema_evolution;
+  std::map<std::string, std::string> properties;
+  int buckets = 0;
+  bool flexible_partial_updates = false;
+  std::vector<schema::Column> columns;
+  std::string new_column_type;
 };
 
 struct Config {
@@ -69,6 +77,9 @@ struct Config {
   std::vector<RoutingRule> rules;
   std::map<std::string, pipeline::Target> explicit_map;  // source db.table -> target
   std::map<std::string, TableOverride> tables;           // target db.table -> settings
+  bool auto_create = false;
+  schema::Policy schema_evolution = schema::Policy::Add;
+  std::map<std::string, std::string> create_properties;
 
   pipeline::PipelineConfig delivery;
   decode::DecoderOptions decoding;

@@ -75,7 +75,18 @@ class RuleRouter : public pipeline::Router {
   pipeline::TableSettings settings(const pipeline::Target& t) override {
     pipeline::TableSettings s;
     s.headers = cfg_.load_headers;
+    s.auto_create = cfg_.auto_create;
+    s.schema_evolution = cfg_.schema_evolution;
+    s.create.properties = cfg_.create_properties;
     if (auto it = cfg_.tables.find(t.name()); it != cfg_.tables.end()) {
+      const TableOverride& o = it->second;
+      if (o.auto_create) s.auto_create = *o.auto_create;
+      if (o.schema_evolution) s.schema_evolution = *o.schema_evolution;
+      for (const auto& [k, v] : o.properties) s.create.properties[k] = v;
+      s.create.buckets = o.buckets;
+      s.create.flexible_partial_updates = o.flexible_partial_updates;
+      s.columns = o.columns;
+      s.new_column_type = o.new_column_type;
       s.unique_key = it->second.unique_key;
       s.sequence_col = it->second.sequence_col;
       s.sequence_from_source_position = it->second.sequence_from_source_position;

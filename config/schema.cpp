@@ -66,6 +66,14 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"routing.rules.*.target", "string", "(required)",
      "Target `db.table` template; `$1`..`$9` are the regex groups, `{db}` etc. as above."},
     {"routing.map", "map<string,string>", "{}", "Explicit source `db.table` -> target `db.table`."},
+    {"routing.auto_create", "boolean", "false",
+     "Create a target table that does not exist from the first record's schema (docs/schema-evolution.md)."},
+    {"routing.schema_evolution", "enum(off|add|full)", "add",
+     "What a source column the table lacks or a changed column does: `off` (not loaded; counted and logged once), "
+     "`add` (added), `full` (added, dropped, renamed, widened). DDL runs between epochs."},
+    {"routing.create_properties", "map<string,string>", "{}",
+     "PROPERTIES of auto-created tables (e.g. `replication_num`, `replication_allocation`); merged over the "
+     "defaults `enable_unique_key_merge_on_write`, `light_schema_change` (true) and `replication_num` (3)."},
     {"routing.tables.*.key_model", "enum(unique|duplicate)", "(from Doris)",
      "Override the key model (otherwise read from Doris' `_schema`)."},
     {"routing.tables.*.sequence_col", "string", "", "Doris sequence column (`function_column.sequence_col`)."},
@@ -75,6 +83,21 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "Extra Stream Load headers for this table (`strict_mode: \"false\"` turns the default strict mode off)."},
     {"routing.tables.*.key_columns", "list<string>", "(from the Kafka key)",
      "Primary-key columns when the Kafka key does not carry them."},
+    {"routing.tables.*.auto_create", "boolean", "(routing.auto_create)", "Create this table when it does not exist."},
+    {"routing.tables.*.schema_evolution", "enum(off|add|full)", "(routing.schema_evolution)",
+     "Schema-evolution policy of this table."},
+    {"routing.tables.*.properties", "map<string,string>", "{}",
+     "PROPERTIES when this table is auto-created, over `routing.create_properties`."},
+    {"routing.tables.*.buckets", "integer", "0 (AUTO)", "Buckets when this table is auto-created; 0: `BUCKETS AUTO`.",
+     false, between(0, 100000)},
+    {"routing.tables.*.flexible_partial_updates", "boolean", "false",
+     "Create the table with `enable_unique_key_skip_bitmap_column` (flexible partial updates, Doris 3.1+)."},
+    {"routing.tables.*.columns", "list<string>", "[]",
+     "Schemaless records: the columns to auto-create the table with, `name TYPE` each (keys from `key_columns` or "
+     "the Kafka key)."},
+    {"routing.tables.*.new_column_type", "string", "\"\" (refuse)",
+     "Schemaless records: the Doris type a JSON key the table lacks is added as (policy add/full); empty: such a "
+     "record is a bad record."},
     {"routing.tables.*.epoch_units", "map<string,enum(s|ms|us|ns)>", "{} (by magnitude)",
      "Schemaless records: the unit of epoch integers per DATETIME column, where the magnitude rule of "
      "docs/decoding.md cannot tell (e.g. microseconds within three years of 1970)."},

@@ -147,6 +147,19 @@ std::string render_metrics(const pipeline::Metrics& m, const AdminOptions& optio
     os << "cdc2doris_bad_records_total{reason=\"" << escape_label(k.substr(0, bar)) << "\",policy=\""
        << escape_label(k.substr(bar + 1)) << "\"} " << n << '\n';
   }
+  os << "# HELP cdc2doris_ddl_total Schema changes run on Doris tables (create, add, drop, rename, modify).\n"
+     << "# TYPE cdc2doris_ddl_total counter\n";
+  for (const auto& [k, n] : s.ddl) {
+    auto bar = k.find('|');
+    os << "cdc2doris_ddl_total{table=\"" << escape_label(k.substr(0, bar)) << "\",kind=\""
+       << escape_label(k.substr(bar + 1)) << "\"} " << n << '\n';
+  }
+  os << "# HELP cdc2doris_columns_not_loaded Source columns the Doris table lacks and the schema-evolution policy "
+        "does not add.\n"
+     << "# TYPE cdc2doris_columns_not_loaded gauge\n";
+  for (const auto& [t, st] : s.tables)
+    if (st.columns_not_loaded > 0)
+      os << "cdc2doris_columns_not_loaded{table=\"" << escape_label(t) << "\"} " << st.columns_not_loaded << '\n';
   os << "# HELP cdc2doris_doris_errors_total Doris request failures, by error kind.\n"
      << "# TYPE cdc2doris_doris_errors_total counter\n";
   for (const auto& [k, n] : s.doris_errors)
@@ -222,6 +235,8 @@ std::string render_status(const pipeline::Metrics& m, const ScrapeState& state) 
       j["freshness_seconds"] = nullptr;
     j["last_error"] = st.last_error;
     j["last_error_unix_ms"] = st.last_error_unix_ms;
+    j["schema_version"] = st.schema_version;
+    j["columns_not_loaded"] = st.columns_not_loaded;
     tables[t] = std::move(j);
   }
   o["tables"] = std::move(tables);

@@ -92,6 +92,34 @@ struct LabelPrefixUse {
   bool operator==(const LabelPrefixUse&) const = default;
 };
 
+// A schema change of one Doris table (issue 15), recorded before its first
+// statement runs and marked when Doris has the new shape, so a restart at
+// any point converges (docs/schema-evolution.md). One record per table: the
+// newest; `version` counts the changes applied to the table so far.
+enum class DdlState : uint8_t { Pending = 1, Done = 2, Refused = 3 };
+const char* to_string(DdlState s);
+
+struct DdlStep {
+  // core/schema's OpKind (0 add, 1 drop, 2 rename, 3 modify) or 4: create table.
+  uint8_t kind = 0;
+  std::string column;     // add/drop/rename/modify: the column
+  std::string arg;        // add/modify: the Doris type; rename: the new name
+  std::string statement;  // the SQL sent to Doris
+  bool operator==(const DdlStep&) const = default;
+};
+
+struct DdlRecord {
+  std::string db;
+  std::string table;
+  uint64_t version = 0;  // 1 for the table's first change
+  DdlState state = DdlState::Pending;
+  uint64_t epoch = 0;    // the first epoch whose rows have the new shape
+  std::vector<DdlStep> steps;
+  std::string error;     // Refused: Doris' answer
+  int64_t created_unix_ms = 0;
+  bool operator==(const DdlRecord&) const = default;
+};
+
 // Thrown for every store failure. All are fatal to the daemon (the state is
 // the source of truth for exactly-once); the kind lets the CLI print advice.
 class StateError : public std::runtime_error {
@@ -150,6 +178,11 @@ class CheckpointStore {
 
   // Deletes everything (`cdc2doris state reset`); the format key is kept.
   virtual void reset() = 0;
+
+  // Synced; replaces the table's DDL record. A store written before DDL
+  // records existed simply has none.
+  virtual void put_ddl(const DdlRecord& rec) = 0;
+  virtual std::vector<DdlRecord> ddl_records() = 0;  // by (db, table)
 };
 
 }  // namespace cdc2doris::state

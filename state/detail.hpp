@@ -1,6 +1,9 @@
 #pragma once
 // Rules shared by every CheckpointStore implementation, so the RocksDB store
 // and the in-memory fake cannot drift apart.
+#include <string>
+#include <string_view>
+
 #include "state/checkpoint_store.hpp"
 
 namespace cdc2doris::state::detail {
@@ -29,5 +32,10 @@ std::vector<uint64_t> to_prune(const Range& epochs, size_t retain, StateOf state
   }
   return out;
 }
+
+// A DDL record's value (ddl_record.cpp; the key holds db and table). Decoding
+// throws codec::DecodeError.
+std::string encode_ddl(const DdlRecord& rec);
+DdlRecord decode_ddl(std::string_view value);
 
 }  // namespace cdc2doris::state::detail

@@ -140,7 +140,22 @@ void MemoryCheckpointStore::reset() {
   offsets_.clear();
   prefixes_.clear();
   table_epochs_.clear();
+  ddl_.clear();
   ++writes_;
+}
+
+void MemoryCheckpointStore::put_ddl(const DdlRecord& rec) {
+  std::lock_guard lk(mu_);
+  before_write();
+  ddl_[{rec.db, rec.table}] = rec;
+  ++writes_;
+}
+
+std::vector<DdlRecord> MemoryCheckpointStore::ddl_records() {
+  std::lock_guard lk(mu_);
+  std::vector<DdlRecord> out;
+  for (const auto& [_, r] : ddl_) out.push_back(r);
+  return out;
 }
 
 }  // namespace cdc2doris::state

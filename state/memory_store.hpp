@@ -24,6 +24,8 @@ class MemoryCheckpointStore final : public CheckpointStore {
   std::vector<LabelPrefixUse> label_prefixes() override;
   std::map<TableKey, uint64_t> table_epochs() override;
   void reset() override;
+  void put_ddl(const DdlRecord& rec) override;
+  std::vector<DdlRecord> ddl_records() override;
 
   // The next `count` writes (put_epoch, set_state, mark_txn_committed) throw
   // StateError(Io) without changing anything.
@@ -38,6 +40,7 @@ class MemoryCheckpointStore final : public CheckpointStore {
   std::map<TopicPartition, CommittedOffset> offsets_;
   std::map<std::string, LabelPrefixUse> prefixes_;
   std::map<TableKey, uint64_t> table_epochs_;
+  std::map<TableKey, DdlRecord> ddl_;
   int fail_writes_ = 0;
   size_t writes_ = 0;
 };

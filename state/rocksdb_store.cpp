@@ -30,6 +30,7 @@ constexpr std::string_view kTxnPrefix = "x/";
 constexpr std::string_view kOffsetPrefix = "o/";
 constexpr std::string_view kLabelPrefixPrefix = "p/";
 constexpr std::string_view kTablePrefix = "t/";
+constexpr std::string_view kDdlPrefix = "s/";  // schema changes (ddl_record.cpp)
 // Every value starts with its own version byte so one record type can change
 // without a format bump of the whole store.
 constexpr uint8_t kValueVersion = 1;
@@ -499,7 +500,7 @@ class RocksCheckpointStore::Impl {
 
   void reset() {
     rocksdb::WriteBatch b;
-    for (std::string_view p : {kEpochPrefix, kTxnPrefix, kOffsetPrefix, kLabelPrefixPrefix, kTablePrefix}) {
+    for (std::string_view p : {kEpochPrefix, kTxnPrefix, kOffsetPrefix, kLabelPrefixPrefix, kTablePrefix, kDdlPrefix}) {
       scan(p, [&](std::string_view k, std::string_view) { b.Delete(rocksdb::Slice(k.data(), k.size())); });
     }
     write(b, true, "reset");
@@ -538,6 +539,30 @@ class RocksCheckpointStore::Impl {
         tk.table = std::string(kr.rest());
         out[tk] = decode_u64(v);
       });
+    });
+    return out;
+  }
+
+  void put_ddl(const DdlRecord& rec) {
+    std::string k(kDdlPrefix);
+    codec::put_str(k, rec.db);
+    codec::put_str(k, rec.table);
+    rocksdb::WriteBatch b;
+    b.Put(k, detail::encode_ddl(rec));
+    write(b, true, "DDL record");
+  }
+
+  std::vector<DdlRecord> ddl_records() {
+    std::vector<DdlRecord> out;
+    scan(kDdlPrefix, [&](std::string_view k, std::string_view v) {
+      out.push_back(decoding(k, [&] {
+        Reader kr(k.substr(kDdlPrefix.size()));
+        DdlRecord r = detail::decode_ddl(v);
+        r.db = std::string(kr.str());
+        r.table = std::string(kr.str());
+        kr.expect_done();
+        return r;
+      }));
     });
     return out;
   }
@@ -688,6 +713,15 @@ std::map<TableKey, uint64_t> RocksCheckpointStore::table_epochs() {
 void RocksCheckpointStore::reset() {
   std::lock_guard lk(mu_);
   impl_->reset();
+}
+
+void RocksCheckpointStore::put_ddl(const DdlRecord& rec) {
+  std::lock_guard lk(mu_);
+  impl_->put_ddl(rec);
+}
+std::vector<DdlRecord> RocksCheckpointStore::ddl_records() {
+  std::lock_guard lk(mu_);
+  return impl_->ddl_records();
 }
 
 }  // namespace cdc2doris::state

@@ -48,6 +48,8 @@ class RocksCheckpointStore final : public CheckpointStore {
   std::vector<LabelPrefixUse> label_prefixes() override;
   std::map<TableKey, uint64_t> table_epochs() override;
   void reset() override;
+  void put_ddl(const DdlRecord& rec) override;
+  std::vector<DdlRecord> ddl_records() override;
 
   // Closes the DB now and reports a failed close (the destructor only logs).
   void close();

@@ -112,6 +112,14 @@ struct Change {
   std::vector<Row> rows;
   bool primary_key_changed = false;
   std::string ddl;  // schema-change records: the DDL text when present
+  // The row's Connect schema (the after-image struct, the row itself when
+  // flattened) when the record carried one; nullptr for schemaless records.
+  // Owned by the decoder's schema cache: valid until the next decode(); a
+  // new schema text gives a new node (DecodeStats::schema_cache_misses moves).
+  const SchemaNode* row_schema = nullptr;
+  // A schemaless record typed by its Doris table (schemaless_types) had a
+  // JSON key the table has no column for (the row carries it as it came).
+  bool unknown_columns = false;
 };
 
 enum class DecodeErrorCode {

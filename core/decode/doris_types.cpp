@@ -48,7 +48,8 @@ SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std:
       f.type = ConnectType::Bytes;
       f.logical = Logical::DorisLargeint;
     } else {
-      continue;  // copied as it arrives; Doris converts it (strict mode rejects what it cannot)
+      // Copied as it arrives; Doris converts it (strict mode rejects what it cannot).
+      f.logical = Logical::DorisAsIs;
     }
     row.fields.push_back(std::move(f));
   }

@@ -20,9 +20,10 @@ struct DorisColumn {
   std::optional<int> precision, scale;
 };
 
-// A struct schema with one field per column whose values need converting
-// (decimals, dates, datetimes, JSON); other columns are left out and copied
-// as they arrive (Doris converts them, in strict mode). `units` fixes the
+// A struct schema with one field per column: those whose values need
+// converting (decimals, dates, datetimes, JSON) typed, the others
+// Logical::DorisAsIs, copied as they arrive (Doris converts them, in strict
+// mode); a JSON key without a field is one the table lacks. `units` fixes the
 // epoch unit of DATETIME columns by name where the magnitude rule is wrong.
 SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std::map<std::string, EpochUnit>& units = {});
 

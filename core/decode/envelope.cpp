@@ -295,6 +295,8 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   c.op = 0;
   c.ddl.clear();
   c.primary_key_changed = false;
+  c.row_schema = nullptr;
+  c.unknown_columns = false;
   c.position.clear();
   for (auto& r : c.rows) pool.push_back(std::move(r));
   c.rows.clear();
@@ -346,6 +348,7 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   }
   const std::string_view root = fr.wrapper ? "value.payload" : "value";
   const bool as_flat = flattened && (!schema || schema->flat);
+  if (schema) c.row_schema = as_flat ? &schema->root : schema->after != nullptr ? schema->after : schema->before;
   // A per-table type hint depends on the source db/table, which follows the
   // images in the record: predict it from the topic's previous record and
   // convert again below if the prediction was wrong.

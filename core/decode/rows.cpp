@@ -63,6 +63,7 @@ void Decoder::Impl::append_extras(const Change& c, const ExtraColumns& ex, Row& 
 void Decoder::Impl::emit_row(Change& c, RowBuild& b, bool is_delete, bool partial) {
   Row& r = new_row(c);
   const ExtraColumns& ex = extras_for(c);
+  if (b.unknown && c.row_schema == nullptr) c.unknown_columns = true;
   if (!partial) {
     r.json.swap(b.body);
     b.clear();

@@ -74,6 +74,16 @@ SchemaNode compile(const json::value& v, const std::string& path, int depth) {
       if (e.name == n.name) n.logical = e.logical;
     }
   }
+  {
+    // Kept for table creation and schema evolution (core/schema) only.
+    FieldMeta meta;
+    if (const auto* params = obj->if_contains("parameters"); params != nullptr && params->is_object())
+      for (const auto& [k, pv] : params->get_object())
+        meta.parameters.emplace_back(std::string(k), pv.is_string() ? std::string(pv.get_string()) : json::serialize(pv));
+    if (const auto* d = obj->if_contains("default"); d != nullptr) meta.default_json = json::serialize(*d);
+    if (!meta.parameters.empty() || !meta.default_json.empty())
+      n.meta = std::make_shared<const FieldMeta>(std::move(meta));
+  }
   if (n.logical == Logical::Decimal) {
     int32_t scale = 0;
     if (const auto* params = obj->if_contains("parameters"); params != nullptr && params->is_object()) {
@@ -126,6 +136,7 @@ SchemaNode compile(const json::value& v, const std::string& path, int depth) {
     case Logical::DorisDatetime:
     case Logical::DorisJson:
     case Logical::DorisLargeint:
+    case Logical::DorisAsIs:
       n.logical = Logical::None;
       break;
   }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cdc2doris::decode {
@@ -42,6 +43,24 @@ enum class Logical : uint8_t {
   DorisDatetime,  // epoch integer (epoch_unit) or an ISO timestamp, zoned or not
   DorisJson,      // JSON text in a string, or any other JSON value (sent as its JSON text)
   DorisLargeint,  // a number, integer text, base64 Decimal bytes of scale 0
+  // A column whose values are copied as they arrive (Doris converts them):
+  // listed so that a JSON key the table lacks can be told apart (Change::unknown_columns).
+  DorisAsIs,
+};
+
+// What a field's schema says beyond its type, for table creation and schema
+// evolution (core/schema): the Connect `parameters` (scale, precision,
+// Debezium's __debezium.source.column.* when column.propagate.source.type is
+// set, allowed enum values) and the `default` value as JSON text. Absent
+// (nullptr) for the many fields that have neither; the decoder never reads it.
+struct FieldMeta {
+  std::vector<std::pair<std::string, std::string>> parameters;
+  std::string default_json;  // empty: no default given
+  const std::string* parameter(std::string_view key) const {
+    for (const auto& [k, v] : parameters)
+      if (k == key) return &v;
+    return nullptr;
+  }
 };
 
 // Unit of an epoch integer loaded into a Doris DATETIME column.
@@ -57,6 +76,7 @@ struct SchemaNode {
   std::string name;   // Connect schema name (logical type or record name)
   std::vector<SchemaNode> fields;
   std::shared_ptr<SchemaNode> items, keys, values;
+  std::shared_ptr<const FieldMeta> meta;  // nullptr: no parameters, no default
 
   // Finds a struct member. `hint` is the position where the caller expects
   // it (payload order normally equals schema order), making lookups O(1).

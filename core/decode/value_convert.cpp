@@ -427,7 +427,7 @@ void Decoder::Impl::emit_doris_typed(sj::value& v, sj::json_type t, const Schema
 }
 
 void Decoder::Impl::emit_typed(sj::value v, const SchemaNode* node, std::string& out, size_t depth, bool& toast) {
-  if (node == nullptr) {
+  if (node == nullptr || node->logical == Logical::DorisAsIs) {
     emit_generic(v, out, depth, toast);
     return;
   }
@@ -700,7 +700,9 @@ void Decoder::Impl::convert_object(sj::object& obj, const SchemaNode* schema, Ro
     b.body.push_back(':');
     c.val_off = static_cast<uint32_t>(b.body.size());
     bool toast = false;
-    emit_typed(v, schema != nullptr ? schema->find(key.text, hint) : nullptr, b.body, 1, toast);
+    const SchemaNode* field_schema = schema != nullptr ? schema->find(key.text, hint) : nullptr;
+    if (schema != nullptr && field_schema == nullptr) b.unknown = true;
+    emit_typed(v, field_schema, b.body, 1, toast);
     c.val_len = static_cast<uint32_t>(b.body.size() - c.val_off);
     c.toast = toast;
     b.toast = b.toast || toast;

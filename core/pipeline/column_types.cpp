@@ -9,15 +9,25 @@
 
 namespace cdc2doris::pipeline {
 
-decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router& router, doris::DorisClient& doris) {
+decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router& router, doris::DorisClient& doris,
+                                               std::function<void(const Target&)>* forget) {
   if (o.schemaless_types) return o;
   struct State {
     std::map<Target, std::unique_ptr<decode::SchemaNode>> by_target;  // nullptr: no types
+    std::vector<std::unique_ptr<decode::SchemaNode>> retired;  // forgotten, still referenced by the decoder
     decode::Change probe;  // routing input: only the identity is read
     const decode::SchemaNode* last = nullptr;  // answer for probe's db/table (asked per record)
     bool have_last = false;
   };
   auto st = std::make_shared<State>();
+  if (forget != nullptr)
+    *forget = [st](const Target& t) {
+      auto it = st->by_target.find(t);
+      if (it == st->by_target.end()) return;
+      if (it->second) st->retired.push_back(std::move(it->second));
+      st->by_target.erase(it);
+      st->have_last = false;
+    };
   o.schemaless_types = [&router, &doris, st](std::string_view db, std::string_view table) -> const decode::SchemaNode* {
     if (st->have_last && st->probe.db == db && st->probe.table == table) return st->last;
     st->probe.db.assign(db);

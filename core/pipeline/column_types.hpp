@@ -1,6 +1,7 @@
 #pragma once
 // Schemaless records (JsonConverter schemas.enable=false) are typed by the
 // columns of their Doris target table (docs/decoding.md, "Schemaless records").
+#include <functional>
 #include <memory>
 
 #include "core/decode/decoder.hpp"
@@ -16,6 +17,10 @@ namespace cdc2doris::pipeline {
 // (its values are copied as they arrive, and strict mode judges them); a
 // transient failure is asked again at the next record.
 // `router` and `doris` must outlive the decoder. An installed hook is kept.
-decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router& router, doris::DorisClient& doris);
+// `forget` (optional) receives a function that drops a target's types, so
+// that its next record reads `_schema` again (after a DDL); the dropped types
+// stay alive, as the decoder may still hold them as a prediction.
+decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router& router, doris::DorisClient& doris,
+                                               std::function<void(const Target&)>* forget = nullptr);
 
 }  // namespace cdc2doris::pipeline

@@ -132,6 +132,21 @@ void Metrics::add_epoch_ended_early(const std::string& reason) {
   ++s_.epochs_ended_early[reason];
 }
 
+void Metrics::add_ddl(const std::string& table, const std::string& kind) {
+  std::lock_guard lk(mu_);
+  ++s_.ddl[table + "|" + kind];
+}
+
+void Metrics::set_schema_version(const std::string& table, uint64_t version) {
+  std::lock_guard lk(mu_);
+  s_.tables[table].schema_version = version;
+}
+
+void Metrics::add_column_not_loaded(const std::string& table) {
+  std::lock_guard lk(mu_);
+  ++s_.tables[table].columns_not_loaded;
+}
+
 void Metrics::add_bad_record(const std::string& reason, const std::string& policy) {
   std::lock_guard lk(mu_);
   ++s_.bad_records[reason + "|" + policy];

@@ -26,6 +26,11 @@ struct TableStats {
   // The current problem; cleared once a txn of the table commits again.
   std::string last_error;
   int64_t last_error_unix_ms = 0;  // kept after the error is over
+  // Schema changes this pipeline applied to the table (its DDL record's
+  // version; docs/schema-evolution.md), and source columns the table lacks
+  // that the policy does not add (schema_evolution: off, or refused).
+  uint64_t schema_version = 0;
+  uint64_t columns_not_loaded = 0;
 };
 
 struct PartitionStats {
@@ -95,6 +100,7 @@ struct Snapshot {
   std::map<std::string, uint64_t> epochs_ended_early;  // by reason (not the interval, not shutdown)
   std::map<std::string, uint64_t> bad_records;       // "reason|policy"
   std::map<std::string, uint64_t> doris_errors;      // Doris status / error kind
+  std::map<std::string, uint64_t> ddl;               // "db.table|kind": statements run (create, add, drop, ...)
   std::vector<uint64_t> commit_latency_buckets;      // cumulative counts
   uint64_t commit_latency_count = 0;
   double commit_latency_sum = 0;
@@ -160,6 +166,9 @@ class Metrics {
   void add_epoch_ended_early(const std::string& reason);
   void add_bad_record(const std::string& reason, const std::string& policy);
   void add_doris_error(const std::string& status);
+  void add_ddl(const std::string& table, const std::string& kind);
+  void set_schema_version(const std::string& table, uint64_t version);
+  void add_column_not_loaded(const std::string& table);
   // Labelled counters appear at 0 before their first event.
   void preset_bad_record(const std::string& reason, const std::string& policy);
   void preset_doris_error(const std::string& kind);

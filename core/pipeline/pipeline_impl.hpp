@@ -4,6 +4,7 @@
 // loads.cpp, epoch_driver.cpp, replay.cpp, failures.cpp, pipeline.cpp).
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "core/doris/backoff.hpp"
 #include "core/pipeline/epoch_machine.hpp"
 #include "core/pipeline/column_types.hpp"
+#include "core/pipeline/ddl.hpp"
 #include "core/pipeline/pipeline.hpp"
 #include "state/group_meta.hpp"
 
@@ -127,7 +129,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
       : cfg_(std::move(config)),
         deps_(deps),
         decoder_(with_doris_column_types(with_target_table_options(std::move(decoder_options), deps.router),
-                                         deps.router, deps.doris)),
+                                         deps.router, deps.doris, &forget_column_types_)),
         log_(spdlog::default_logger()->clone("pipeline")),
         backoff_{cfg_.backoff_base, cfg_.backoff_cap} {
     if (cfg_.bad_record_policy == BadRecordPolicy::DeadLetter &&
@@ -178,7 +180,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   static bool same_partition(const kafka::Message& a, std::string_view topic, int32_t partition) {
     return a.partition == partition && ((a.topic.data() == topic.data() && a.topic.size() == topic.size()) || a.topic == topic);
   }
-  void handle_change();
+  void handle_change(const kafka::Message& msg);
   void bad_record(const kafka::Message& msg, const decode::DecodeError& err);
   // nullptr when opening failed and the epoch was aborted (the record is re-read).
   OpenLoad* load_for(LoadMap& loads, const Target& target, const decode::Row& row, uint64_t epoch,
@@ -212,6 +214,23 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void abort_open_epoch_for_replay();
   void rewind(const std::string& reason);
   void sleep_backoff(int attempt);
+  // --- table creation and schema evolution (ddl.cpp)
+  enum class Prepared { Proceed, Skip, Stop };
+  // Before a change's rows are placed: the target exists and has the columns
+  // they carry, a DDL running between epochs if not. Skip: the record is a
+  // bad record the policy skipped; Stop: it is not processed now (rewound,
+  // or stopping).
+  Prepared prepare_table(const Target& t, const kafka::Message& msg);
+  TableDdl& table_ddl(const Target& t);
+  std::optional<doris::DorisError> read_shape(const Target& t, TableDdl& td);
+  Prepared run_ddl(const Target& t, TableDdl& td, std::vector<state::DdlStep> steps, const kafka::Message* msg);
+  Prepared converge(state::DdlRecord& rec, TableDdl& td, const kafka::Message* msg);
+  Prepared refuse(state::DdlRecord& rec, TableDdl& td, const std::string& statement, const std::string& why,
+                  const kafka::Message* msg);
+  Prepared schemaless_keys(const Target& t, TableDdl& td, const kafka::Message& msg);
+  void report_once(const Target& t, TableDdl& td, const std::string& column, const std::string& what);
+  // Recovery: DDL records still PENDING are brought to their end.
+  void resume_ddl();
   // --- helpers
   std::optional<TableInfo> table_info(const Target& t, const TableSettings& s);
   std::optional<LoadMode> detect_mode(const Target& t, const TableSettings& s);
@@ -230,6 +249,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
 
   PipelineConfig cfg_;
   Dependencies deps_;
+  // Set while decoder_ is built (with_doris_column_types): declared before it.
+  std::function<void(const Target&)> forget_column_types_;
   decode::Decoder decoder_;
   decode::Change change_;
   std::shared_ptr<spdlog::logger> log_;
@@ -249,6 +270,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // End offsets of committed epochs, for partitions (re)assigned later.
   std::map<TopicPartition, int64_t> committed_;
   std::map<Target, TableInfo> table_info_cache_;
+  DdlTracking ddl_;
   uint64_t rewind_generation_ = 0;
   bool paused_ = false;
   bool subscribed_ = false;

@@ -52,6 +52,7 @@ void Pipeline::Impl::recover() {
     drive_closing(/*block=*/true);
   }
   abort_lingering();
+  resume_ddl();
   deps_.metrics.set_epochs(open_.epoch, last_committed_epoch_);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/decode/decoder.hpp"
+#include "core/schema/ddl.hpp"
 
 namespace cdc2doris::pipeline {
 
@@ -33,6 +34,14 @@ struct TableSettings {
   std::vector<std::string> key_columns;                 // empty: the Kafka key's fields
   std::optional<decode::ExtraColumns> extra_columns;    // nullopt: decoding.extra_columns
   std::map<std::string, decode::EpochUnit> epoch_units; // schemaless DATETIME columns (column_types.hpp)
+  // Table creation and schema evolution (docs/schema-evolution.md).
+  bool auto_create = false;  // create the table from the first record when it does not exist
+  schema::Policy schema_evolution = schema::Policy::Add;
+  schema::CreateOptions create;           // model, properties, buckets, flexible partial updates
+  std::vector<schema::Column> columns;    // schemaless records: the table's columns for auto_create
+  // Schemaless records: a JSON key the table lacks is added as this Doris
+  // type (policy add/full); empty: such a record is a bad record.
+  std::string new_column_type;
 };
 
 class Router {

@@ -198,7 +198,7 @@ void Pipeline::Impl::process(const kafka::Message& msg) {
   if (auto err = decoder_.decode(rec, change_)) {
     bad_record(msg, *err);
   } else if (change_.kind == decode::Kind::Change) {
-    handle_change();
+    handle_change(msg);
   } else {
     deps_.metrics.add_skipped(skip_reason(change_.kind));
     if (change_.kind == decode::Kind::SchemaChange || change_.kind == decode::Kind::Truncate)
@@ -212,13 +212,14 @@ void Pipeline::Impl::process(const kafka::Message& msg) {
   pos_.insert_or_assign(tp, msg.offset + 1);
 }
 
-void Pipeline::Impl::handle_change() {
+void Pipeline::Impl::handle_change(const kafka::Message& msg) {
   auto target = deps_.router.route(change_);
   if (!target) {
     deps_.metrics.add_skipped(SkipReason::NotRouted);
     return;
   }
   const uint64_t generation = rewind_generation_;
+  if (prepare_table(*target, msg) != Prepared::Proceed) return;
   const int64_t source_ms = change_.position.ts_ms.value_or(0);
   for (const auto& row : change_.rows) {
     OpenLoad* load = load_for(open_.loads, *target, row, open_.epoch, /*may_end_epoch=*/true);

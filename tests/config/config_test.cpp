@@ -90,6 +90,9 @@ routing:
     - match: "shop\\.orders_(\\d+)"
       target: "ods.orders"
   map: {"shop.customers": "crm.customers"}
+  auto_create: true
+  schema_evolution: full
+  create_properties: {replication_num: "1"}
   tables:
     ods.orders:
       key_model: unique
@@ -98,6 +101,13 @@ routing:
       headers: {strict_mode: "true"}
       key_columns: [id]
       epoch_units: {created_at: us}
+      auto_create: false
+      schema_evolution: "off"
+      properties: {light_schema_change: "true"}
+      buckets: 4
+      flexible_partial_updates: true
+      columns: ["id BIGINT", "note VARCHAR(200)"]
+      new_column_type: STRING
 delivery:
   label_prefix: "p1"
   epoch_interval: 5s
@@ -144,6 +154,28 @@ logging:
     CHECK(full.find(last + ":") != std::string::npos);
   }
   CHECK(c.topics == std::vector<std::string>{"a", "b", "^dbserver1\\..*"});
+  CHECK(c.auto_create);
+  CHECK(c.schema_evolution == schema::Policy::Full);
+  {
+    auto router = config::make_router(c);
+    auto s = router->settings({"ods", "orders"});
+    CHECK_FALSE(s.auto_create);
+    CHECK(s.schema_evolution == schema::Policy::Off);
+    CHECK(s.create.properties == std::map<std::string, std::string>{{"light_schema_change", "true"}, {"replication_num", "1"}});
+    CHECK(s.create.buckets == 4);
+    CHECK(s.create.flexible_partial_updates);
+    REQUIRE(s.columns.size() == 2);
+    CHECK(s.columns[1].name == "note");
+    CHECK(s.columns[1].type == "VARCHAR(200)");
+    CHECK(s.new_column_type == "STRING");
+    auto other = router->settings({"ods", "items"});
+    CHECK(other.auto_create);
+    CHECK(other.schema_evolution == schema::Policy::Full);
+  }
+  CHECK_THAT(error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\nrouting:\n  tables:\n    a.b:\n      columns: [id]\n"),
+             Catch::Contains("routing.tables.a.b.columns[0]: expected 'name TYPE'"));
+  CHECK_THAT(error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\nrouting:\n  schema_evolution: some\n"),
+             Catch::Contains("routing.schema_evolution"));
   CHECK(c.doris.route == doris::Route::DirectBe);
   CHECK(c.doris.buffer_bytes == 2u << 20);
   CHECK(c.doris.timeouts.response == std::chrono::minutes(10));

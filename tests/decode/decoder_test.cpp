@@ -1,4 +1,5 @@
 #include "core/decode/decoder.hpp"
+#include "core/decode/doris_types.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -453,4 +454,27 @@ TEST_CASE("Schemaless type hints follow the record's own table, also when a topi
   REQUIRE(err);
   CHECK(err->code == DecodeErrorCode::TypeMismatch);
   CHECK(err->path == "value.after.d");
+}
+
+TEST_CASE("A schemaless record typed by its Doris table flags a JSON key the table has no column for",
+          "[decoder][schemaless]") {
+  // Every column of the table is in the hint, typed or copied as it is; only
+  // a key of none of them is unknown (schema evolution adds it or refuses it).
+  static const SchemaNode row = schema_from_doris({{"id", "BIGINT", {}, {}}, {"v", "STRING", {}, {}}, {"d", "DATEV2", {}, {}}});
+  DecoderOptions o;
+  o.schemaless_types = [](std::string_view, std::string_view) -> const SchemaNode* { return &row; };
+  Decoder d(o);
+  Change c;
+  auto decode = [&](const std::string& after) {
+    const std::string v = R"({"before":null,"after":)" + after +
+                          R"(,"source":{"connector":"mysql","db":"db","table":"t"},"op":"c"})";
+    const std::string k = R"({"id":1})";
+    REQUIRE_FALSE(d.decode({"topic", 0, 0, std::string_view(k), std::string_view(v), {}}, c));
+    return c.unknown_columns;
+  };
+  CHECK_FALSE(decode(R"({"id":1,"v":"x","d":19723})"));
+  CHECK(c.rows.at(0).json == R"({"id":1,"v":"x","d":"2024-01-01","__DORIS_DELETE_SIGN__":0})");
+  CHECK(decode(R"({"id":1,"v":"x","extra":2})"));
+  CHECK(c.rows.at(0).json == R"({"id":1,"v":"x","extra":2,"__DORIS_DELETE_SIGN__":0})");
+  CHECK_FALSE(decode(R"({"id":1})"));
 }

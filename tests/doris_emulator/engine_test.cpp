@@ -133,14 +133,17 @@ TEST_CASE("sql: DDL, DESC, SHOW and errors", "[emulator][sql]") {
         R"({"msg":"Error","code":1,"data":"Failed to execute sql: errCode = 2, detailMessage = Unsupported statement type","count":0})");
   f.e.execute_sql("d", "ALTER TABLE t ADD COLUMN n BIGINT DEFAULT \"7\"");
   f.e.execute_sql("d", "ALTER TABLE t RENAME COLUMN v vv");
-  f.e.execute_sql("d", "ALTER TABLE t MODIFY COLUMN vv VARCHAR(20)");
+  // Doris refuses a MODIFY that drops the default (Column.checkSchemaChangeAllowed): it is restated.
+  CHECK_THROWS_WITH(f.e.execute_sql("d", "ALTER TABLE t MODIFY COLUMN vv VARCHAR(20)"),
+                    Catch::Contains("Can not change default value"));
+  f.e.execute_sql("d", "ALTER TABLE t MODIFY COLUMN vv VARCHAR(20) DEFAULT 'x'");
   f.e.execute_sql("d", "ALTER TABLE t DROP COLUMN c");
   CHECK_THROWS_WITH(f.e.execute_sql("d", "ALTER TABLE t DROP COLUMN id"),
                     Catch::Contains("Can not drop key column in Unique data model table"));
   auto desc = json::parse(f.e.query("d", "DESC t", true)).as_object();
   auto& rows = desc.at("data").as_object().at("data").as_array();
   REQUIRE(rows.size() == 3);
-  CHECK(json::serialize(rows[1]) == R"x(["vv","VARCHAR(20)","YES","false",null,"REPLACE"])x");
+  CHECK(json::serialize(rows[1]) == R"x(["vv","VARCHAR(20)","YES","false","x","REPLACE"])x");
   auto schema = json::parse(f.e.schema_json("d", "t")).as_object();
   CHECK(S(schema.at("data").as_object(), "keysType") == "UNIQUE_KEYS");
   f.e.execute_sql("d", "TRUNCATE TABLE t");
@@ -710,4 +713,37 @@ TEST_CASE("partial update: staged partial rows survive a restart and apply on co
   CHECK(g.rows("p") == std::vector<std::string>{R"({"id":1,"name":null,"balance":"11.00","city":"milan"})"});
   Fix h(c);  // replayed again, now including the commit
   CHECK(h.rows("p") == std::vector<std::string>{R"({"id":1,"name":null,"balance":"11.00","city":"milan"})"});
+}
+
+TEST_CASE("sql: MODIFY COLUMN follows Doris' schema-change rules; a running schema change refuses ALTER",
+          "[emulator][sql][ddl]") {
+  Fix f;
+  f.e.execute_sql("d", "CREATE TABLE m (id BIGINT NOT NULL, i INT NULL, v VARCHAR(20) NULL, n INT NOT NULL DEFAULT \"0\", "
+                       "dt DATE NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  auto refused = [&](const std::string& stmt) {
+    try {
+      f.e.execute_sql("d", stmt);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  // Widenings pass (fe ColumnType.schemaChangeMatrix).
+  f.e.execute_sql("d", "ALTER TABLE m MODIFY COLUMN i BIGINT NULL");
+  f.e.execute_sql("d", "ALTER TABLE m MODIFY COLUMN v VARCHAR(200) NULL");
+  f.e.execute_sql("d", "ALTER TABLE m MODIFY COLUMN n INT NOT NULL DEFAULT \"0\"");
+  // Column.checkSchemaChangeAllowed refusals, in Doris' words.
+  CHECK_THAT(refused("ALTER TABLE m MODIFY COLUMN i INT NULL"), Catch::Contains("Can not change BIGINT to INT"));
+  CHECK_THAT(refused("ALTER TABLE m MODIFY COLUMN v VARCHAR(10) NULL"), Catch::Contains("Cannot shorten string length"));
+  CHECK_THAT(refused("ALTER TABLE m MODIFY COLUMN i VARCHAR(5) NULL"),
+             Catch::Contains("Can not change from wider type bigint to narrower type varchar(5)"));
+  CHECK_THAT(refused("ALTER TABLE m MODIFY COLUMN i BIGINT NOT NULL DEFAULT \"1\""),
+             Catch::Contains("Can not change from nullable to non-nullable"));
+  CHECK_THAT(refused("ALTER TABLE m MODIFY COLUMN n INT NOT NULL"), Catch::Contains("Can not change default value"));
+  CHECK_THAT(refused("ALTER TABLE m MODIFY COLUMN dt BOOLEAN NULL"), Catch::Contains("Can not change DATEV2 to BOOLEAN"));
+  CHECK_THAT(refused("ALTER TABLE m DROP COLUMN id"), Catch::Contains("Can not drop key column in Unique data model table"));
+  f.e.add_fault(R"({"type":"schema_change_running","count":1})");
+  CHECK_THAT(refused("ALTER TABLE m ADD COLUMN x INT NULL"),
+             Catch::Contains("Table[m]'s state(SCHEMA_CHANGE) is not NORMAL. Do not allow doing ALTER ops"));
+  f.e.execute_sql("d", "ALTER TABLE m ADD COLUMN x INT NULL");
 }

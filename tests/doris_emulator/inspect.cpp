@@ -160,7 +160,7 @@ std::string Engine::add_fault(const std::string& body) {
     f.message = s("message", kFe + "injected commit failure");
   } else if (f.type == "reset_after_bytes" || f.type == "delay_response" || f.type == "delay_continue" ||
              f.type == "delay_commit" || f.type == "publish_timeout" || f.type == "too_many_versions" ||
-             f.type == "running_txn_limit") {
+             f.type == "running_txn_limit" || f.type == "schema_change_running") {
   } else if (f.type == "be_offline" || f.type == "be_online") {
     if (f.be < 0 || f.be >= static_cast<int>(cfg_.be_addrs.size()))
       throw std::invalid_argument("be must be a BE index 0.." + std::to_string(cfg_.be_addrs.size() - 1));

@@ -118,6 +118,64 @@ std::string migrate_line(const std::string& line, const std::vector<Column>& old
   return out + "}";
 }
 
+// Which MODIFY COLUMN type changes Doris accepts: fe ColumnType.schemaChangeMatrix
+// (integers to wider integers, floats and strings; FLOAT to DOUBLE; strings
+// to numbers, DATE and JSON; DECIMAL to DECIMAL and strings; DATE <->
+// DATETIME) and Column.checkSchemaChangeAllowed (no shorter strings, no
+// narrower string for a number, nullability and default unchanged).
+void check_modify(const Column& from, const Column& to) {
+  const ColType& a = from.type;
+  const ColType& b = to.type;
+  auto is_int = [](Kind k) {
+    return k == Kind::TinyInt || k == Kind::SmallInt || k == Kind::Int || k == Kind::BigInt || k == Kind::LargeInt;
+  };
+  auto rank = [](Kind k) {
+    switch (k) {
+      case Kind::TinyInt: return 1;
+      case Kind::SmallInt: return 2;
+      case Kind::Int: return 3;
+      case Kind::BigInt: return 4;
+      case Kind::LargeInt: return 5;
+      default: return 0;
+    }
+  };
+  auto is_str = [](Kind k) { return k == Kind::Varchar || k == Kind::String; };
+  bool allowed = a.kind == b.kind;
+  if (is_int(a.kind) && is_int(b.kind)) allowed = rank(b.kind) >= rank(a.kind);
+  if (is_int(a.kind) && (b.kind == Kind::Float || b.kind == Kind::Double || is_str(b.kind))) allowed = true;
+  if (a.kind == Kind::Int && b.kind == Kind::Date) allowed = true;
+  if (a.kind == Kind::Float && (b.kind == Kind::Double || is_str(b.kind))) allowed = true;
+  if (a.kind == Kind::Double && is_str(b.kind)) allowed = true;
+  if (a.kind == Kind::Varchar &&
+      (is_int(b.kind) || b.kind == Kind::Float || b.kind == Kind::Double || b.kind == Kind::Date || is_str(b.kind) ||
+       b.kind == Kind::Json))
+    allowed = true;
+  if (a.kind == Kind::Char && (is_int(b.kind) || b.kind == Kind::Float || b.kind == Kind::Double ||
+                               b.kind == Kind::Date || b.kind == Kind::Varchar || b.kind == Kind::String))
+    allowed = true;
+  if (a.kind == Kind::String && b.kind == Kind::Json) allowed = true;
+  if (a.kind == Kind::Json && is_str(b.kind)) allowed = true;
+  if (a.kind == Kind::Decimal && (b.kind == Kind::Decimal || is_str(b.kind))) allowed = true;
+  if ((a.kind == Kind::Date || a.kind == Kind::DateTime) && (b.kind == Kind::Date || b.kind == Kind::DateTime))
+    allowed = true;
+  if (!allowed) fail("Can not change " + a.schema_name() + " to " + b.schema_name());
+  if ((is_int(a.kind) || a.kind == Kind::Float || a.kind == Kind::Double) && b.kind == Kind::Varchar) {
+    // getColumnStringRepSize: the longest text of a value of the type.
+    const int need = a.kind == Kind::TinyInt ? 4 : a.kind == Kind::SmallInt ? 6 : a.kind == Kind::Int ? 11
+                     : a.kind == Kind::BigInt ? 20 : a.kind == Kind::LargeInt ? 40 : 24;
+    auto low = [](std::string v) {
+      for (auto& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      return v;
+    };
+    if (b.len < need) fail("Can not change from wider type " + low(a.sql()) + " to narrower type " + low(b.sql()));
+  }
+  if (from.nullable && !to.nullable) fail("Can not change from nullable to non-nullable");
+  if (from.def != to.def) fail("Can not change default value");
+  if ((a.kind == Kind::Varchar || a.kind == Kind::Char) && (b.kind == Kind::Varchar || b.kind == Kind::Char) &&
+      a.len > b.len)
+    fail("Cannot shorten string length");
+}
+
 boost::json::object exec_status() {
   return boost::json::object{{"type", "exec_status"}, {"status", boost::json::object{}}, {"time", 0}};
 }
@@ -324,6 +382,9 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
   if (ps.accept("ALTER")) {
     ps.expect("TABLE");
     Table& t = need_table(ps.qname(cur_db));
+    // A heavy schema change (a type change) still running: OlapTable.checkNormalStateForAlter.
+    if (!replaying && take_fault("schema_change_running", t.db, t.name, -1))
+      fail("Table[" + t.name + "]'s state(SCHEMA_CHANGE) is not NORMAL. Do not allow doing ALTER ops");
     std::vector<Column> old = t.cols;
     if (ps.accept("ADD")) {
       ps.accept("COLUMN");
@@ -379,6 +440,9 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
       Column& cur = t.cols[static_cast<size_t>(i)];
       if (cur.key && cur.type.sql() != c.type.sql())
         fail("the emulator does not support changing the type of key column " + c.name);
+      // MODIFY restates the column: unless the key is named again, Doris
+      // reads it as a value column of a key column (the emulator keeps it).
+      if (!cur.key) check_modify(cur, c);
       c.id = cur.id;
       c.key = cur.key;
       cur = c;

@@ -37,6 +37,65 @@ void require_caught_up(E2eHarness& h, std::chrono::seconds timeout) {
   if (!ok) FAIL("daemon did not catch up; log tail:\n" << h.log_tail());
 }
 
+// The crash points around a schema change (docs/schema-evolution.md).
+const std::vector<std::string> kDdlCrashPoints = {"after_ddl_record", "after_ddl_statement", "after_ddl_done"};
+
+// A table whose source grows a column per round: Debezium PostgreSQL
+// records with a JsonConverter schema; `columns` non-key INT columns c0..
+struct GrowingTable {
+  std::string topic;
+  std::map<int64_t, std::map<int, int64_t>> rows;  // the source: id -> column -> value
+  int64_t lsn = 1000;
+
+  std::string value(int columns, int64_t id, char op) {
+    std::string fields = R"({"type":"int64","optional":false,"field":"id"})";
+    std::string after = "{\"id\":" + std::to_string(id);
+    for (int c = 0; c < columns; ++c) {
+      fields += R"(,{"type":"int32","optional":true,"field":"c)" + std::to_string(c) + "\"}";
+      after += ",\"c" + std::to_string(c) + "\":" + std::to_string(rows[id][c]);
+    }
+    after += "}";
+    const std::string row = R"({"type":"struct","optional":true,"name":"evo.Value","fields":[)" + fields + "]";
+    const std::string schema =
+        R"({"type":"struct","optional":false,"name":"evo.Envelope","fields":[)" + row + R"(,"field":"before"},)" + row +
+        R"(,"field":"after"},{"type":"struct","optional":false,"field":"source","fields":[)"
+        R"({"type":"string","optional":false,"field":"connector"},{"type":"string","optional":false,"field":"db"},)"
+        R"({"type":"string","optional":false,"field":"table"},{"type":"int64","optional":true,"field":"lsn"}]},)"
+        R"({"type":"string","optional":false,"field":"op"}]})";
+    return R"({"schema":)" + schema + R"(,"payload":{"before":null,"after":)" + after +
+           R"(,"source":{"connector":"postgresql","db":"shop","table":"evo","lsn":)" + std::to_string(lsn += 10) +
+           R"(},"op":")" + op + "\"}}";
+  }
+  // Inserts `n` rows and updates every third existing one, all with `columns` columns.
+  std::vector<TestRecord> round(int columns, int64_t first_id, int n) {
+    std::vector<TestRecord> out;
+    for (auto& [id, cols] : rows)
+      if (id % 3 == 0) {
+        for (int c = 0; c < columns; ++c) cols[c] = id * 100 + c + columns;
+        out.push_back({"{\"id\":" + std::to_string(id) + "}", value(columns, id, 'u'), {}, 0});
+      }
+    for (int64_t id = first_id; id < first_id + n; ++id) {
+      for (int c = 0; c < columns; ++c) rows[id][c] = id * 10 + c;
+      out.push_back({"{\"id\":" + std::to_string(id) + "}", value(columns, id, 'c'), {}, 0});
+    }
+    return out;
+  }
+  // The rows Doris must hold: every column the table grew to, NULL where
+  // the source row was last written before its column existed.
+  std::vector<std::string> expected(int columns) const {
+    std::vector<std::string> out;
+    for (const auto& [id, cols] : rows) {
+      std::string r = "{\"id\":" + std::to_string(id);
+      for (int c = 0; c < columns; ++c) {
+        auto it = cols.find(c);
+        r += ",\"c" + std::to_string(c) + "\":" + (it == cols.end() ? std::string("null") : std::to_string(it->second));
+      }
+      out.push_back(r + "}");
+    }
+    return out;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash point", "[e2e][crash]") {
@@ -82,6 +141,51 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
   std::cout << "crash campaign: seed " << seed << ", " << h.produced() << " records, " << kills
             << " random SIGKILLs, " << crash_point_hits << " crash points, " << replays << " replays, " << lingering
             << " lingering txns aborted\n";
+}
+
+TEST_CASE("e2e: schema changes — SIGKILL at the DDL crash points while a table grows columns", "[e2e][crash][ddl]") {
+  E2eOptions o;
+  o.topic_prefix = "ddlcrash";
+  E2eHarness h(o);
+  GrowingTable evo;
+  evo.topic = o.topic_prefix + ".shop.evo";
+  h.broker().create_topic(evo.topic, 1);
+  h.emulator().sql("shop", "CREATE TABLE evo (id BIGINT NOT NULL, c0 INT NULL) UNIQUE KEY(id) "
+                           "DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES (\"replication_num\" = \"1\")");
+  int columns = 1;
+  int64_t next_id = 1;
+  h.broker().produce(evo.topic, evo.round(columns, next_id, 20));
+  next_id += 20;
+  for (const auto& point : kDdlCrashPoints) {
+    INFO("crash point " << point);
+    h.produce(2000);
+    // Rows of the old shape, then the source gains a column.
+    h.broker().produce(evo.topic, evo.round(columns, next_id, 10));
+    next_id += 10;
+    ++columns;
+    h.broker().produce(evo.topic, evo.round(columns, next_id, 10));
+    next_id += 10;
+    h.start_daemon({{"CDC2DORIS_CRASH_AT", point}});
+    auto st = h.wait_daemon(120s);
+    if (!st) FAIL("crash point " << point << " was not reached in 120 s; log tail:\n" << h.log_tail());
+    if (*st != 128 + SIGKILL) FAIL("daemon exited with " << *st << " before crash point " << point << ":\n" << h.log_tail());
+  }
+  // Once more without a crash, and rows after the last change.
+  h.broker().produce(evo.topic, evo.round(columns, next_id, 10));
+  h.start_daemon();
+  require_caught_up(h, 300s);
+  const auto want = static_cast<int64_t>(evo.lsn - 1000) / 10;  // records produced to the evo topic
+  bool evo_done = false;
+  for (int i = 0; i < 120 && !evo_done; ++i) {
+    evo_done = h.broker().committed_offsets(o.topic_prefix, evo.topic)[0] == want;
+    if (!evo_done) std::this_thread::sleep_for(500ms);
+  }
+  REQUIRE(evo_done);
+  CHECK(h.stop_daemon() == 0);
+  h.verify();
+  CHECK(h.emulator().rows("shop", "evo") == evo.expected(columns));
+  CHECK(h.count_log("schema change (version") >= kDdlCrashPoints.size());
+  CHECK(h.count_log("recovery: table shop.evo has a schema change") >= 1);
 }
 
 TEST_CASE("e2e: Doris faults — failures mid-stream, commit failures, limits, expired pre-commits", "[e2e][doris]") {

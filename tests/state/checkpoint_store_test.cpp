@@ -276,3 +276,38 @@ TEST_CASE("memory store injects write failures without side effects", "[state]")
   CHECK(s.get(1)->state == EpochState::Committed);
   CHECK(s.write_count() == 2);
 }
+
+TEMPLATE_TEST_CASE("DDL records round-trip, one per table, the newest replacing the older", "[state][ddl]", RocksFixture,
+                   MemoryFixture) {
+  TestType f;
+  CHECK(f.store().ddl_records().empty());
+  DdlRecord r;
+  r.db = "db";
+  r.table = "orders";
+  r.version = 1;
+  r.epoch = 7;
+  r.created_unix_ms = 1'700'000'000'000;
+  r.steps.push_back({0, "note", "VARCHAR(200)", "ALTER TABLE `db`.`orders` ADD COLUMN `note` VARCHAR(200) NULL"});
+  r.steps.push_back({2, "a", "b", "ALTER TABLE `db`.`orders` RENAME COLUMN `a` `b`"});
+  f.store().put_ddl(r);
+  DdlRecord other = r;
+  other.table = "items";
+  other.steps.clear();
+  other.state = DdlState::Refused;
+  other.error = "errCode = 2, detailMessage = Can not drop key column in Unique data model table";
+  f.store().put_ddl(other);
+  f.reopen();
+  auto all = f.store().ddl_records();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0] == other);
+  CHECK(all[1] == r);
+  r.state = DdlState::Done;
+  r.version = 2;
+  f.store().put_ddl(r);
+  f.reopen();
+  all = f.store().ddl_records();
+  REQUIRE(all.size() == 2);
+  CHECK(all[1] == r);
+  f.store().reset();
+  CHECK(f.store().ddl_records().empty());
+}

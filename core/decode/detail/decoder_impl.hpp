@@ -116,11 +116,13 @@ struct RowBuild {
   std::vector<Col> cols;
   bool toast = false;
   bool present = false;
+  bool unknown = false;  // a field the schema (a schemaless type hint) does not name
   void clear() {
     body.assign(1, '{');
     cols.clear();
     toast = false;
     present = false;
+    unknown = false;
   }
   std::string_view name(const Col& c) const { return {body.data() + c.name_off, c.name_len}; }
   std::string_view value(const Col& c) const { return {body.data() + c.val_off, c.val_len}; }

@@ -1,0 +1,471 @@
+// Table creation and schema evolution, ordered with the epochs
+// (docs/schema-evolution.md): rows of the old shape are committed before a
+// DDL runs, the DDL is recorded before its first statement, and rows of the
+// new shape load only after Doris shows the new shape.
+#include "core/pipeline/pipeline_impl.hpp"
+
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <thread>
+#include <variant>
+
+#include "core/common/crash_point.hpp"
+#include "core/schema/types.hpp"
+
+namespace cdc2doris::pipeline {
+
+namespace {
+
+constexpr uint8_t kCreateTable = 4;
+
+const char* step_kind(uint8_t kind) {
+  if (kind == kCreateTable) return "create";
+  if (kind <= 3) return schema::to_string(static_cast<schema::OpKind>(kind));
+  return "unknown";
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Doris refuses further DDL while a schema-change job runs on the table
+// (fe SchemaChangeHandler: "Table[t]'s state is not NORMAL. Do not allow
+// doing ALTER ops"); such an answer is waited out, not a refusal.
+bool schema_change_running(const std::string& message) {
+  const std::string m = lower(message);
+  return m.find("is not normal") != std::string::npos || m.find("do not allow doing alter ops") != std::string::npos;
+}
+
+state::DdlStep to_step(const std::string& db, const std::string& table, const schema::DdlOp& op) {
+  state::DdlStep s;
+  s.kind = static_cast<uint8_t>(op.kind);
+  s.column = op.column.name;
+  s.arg = op.kind == schema::OpKind::RenameColumn ? op.new_name : op.column.type;
+  s.statement = schema::alter_sql(db, table, op);
+  return s;
+}
+
+}  // namespace
+
+bool step_done(const state::DdlStep& step, const TableShape& shape) {
+  if (step.kind == kCreateTable) return shape.exists;
+  if (!shape.exists) return false;
+  switch (static_cast<schema::OpKind>(step.kind)) {
+    case schema::OpKind::AddColumn: return shape.find(step.column) != nullptr;
+    case schema::OpKind::DropColumn: return shape.find(step.column) == nullptr;
+    case schema::OpKind::RenameColumn: return shape.find(step.column) == nullptr && shape.find(step.arg) != nullptr;
+    case schema::OpKind::ModifyColumn: {
+      const auto* c = shape.find(step.column);
+      return c != nullptr && schema::normalize_type(c->type) == schema::normalize_type(step.arg);
+    }
+  }
+  return false;
+}
+
+TableDdl& Pipeline::Impl::table_ddl(const Target& t) {
+  TableDdl& td = ddl_.tables[t];
+  if (!td.loaded) {
+    td.settings = deps_.router.settings(t);
+    td.loaded = true;
+  }
+  return td;
+}
+
+// DESC, because `_schema` carries no CHAR/VARCHAR length, no nullability and
+// no default (fe TableSchemaAction), all of which a MODIFY must repeat.
+std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, TableDdl& td) {
+  auto res = deps_.doris.sql(t.db, "DESC " + schema::quote_ident(t.db) + "." + schema::quote_ident(t.table));
+  if (auto* err = std::get_if<doris::DorisError>(&res)) {
+    if (err->kind() == doris::ErrorKind::UnknownTable) {
+      td.shape = {};
+      return std::nullopt;
+    }
+    return *err;
+  }
+  const auto& sql = std::get<doris::SqlResult>(res);
+  auto col = [&](std::string_view name, size_t fallback) {
+    for (size_t i = 0; i < sql.columns.size(); ++i)
+      if (lower(sql.columns[i]) == name) return i;
+    return fallback;
+  };
+  const size_t f = col("field", 0), ty = col("type", 1), nu = col("null", 2), k = col("key", 3), d = col("default", 4);
+  TableShape shape;
+  shape.exists = true;
+  for (const auto& row : sql.rows) {
+    auto cell = [&](size_t i) { return i < row.size() && row[i] ? *row[i] : std::string(); };
+    schema::TableColumn c;
+    c.name = cell(f);
+    c.type = schema::normalize_type(cell(ty));
+    c.nullable = lower(cell(nu)) == "yes" || lower(cell(nu)) == "true";
+    c.key = lower(cell(k)) == "true" || lower(cell(k)) == "yes";
+    if (d < row.size() && row[d]) {
+      std::string v = *row[d];
+      std::string quoted = "'";
+      for (char ch : v) {
+        if (ch == '\'' || ch == '\\') quoted.push_back('\\');
+        quoted.push_back(ch);
+      }
+      c.default_sql = quoted + "'";
+    }
+    if (!c.name.empty()) shape.columns.push_back(std::move(c));
+  }
+  td.shape = std::move(shape);
+  return std::nullopt;
+}
+
+Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const kafka::Message& msg) {
+  const decode::SchemaNode* row_schema = change_.row_schema;
+  const uint64_t misses = decoder_.stats().schema_cache_misses;
+  if (misses != ddl_.cache_misses) {
+    // A schema was compiled since: a node address may have been reused.
+    for (auto& [_, td] : ddl_.tables) td.checked.clear();
+    ddl_.cache_misses = misses;
+    ddl_.last_schema = nullptr;
+  }
+  if (row_schema != nullptr && row_schema == ddl_.last_schema && t == ddl_.last_target) return Prepared::Proceed;
+
+  TableDdl& td = table_ddl(t);
+  if (row_schema == nullptr && !change_.unknown_columns && !td.settings.auto_create) return Prepared::Proceed;
+  if (row_schema != nullptr && td.checked.count(row_schema)) {
+    ddl_.last_schema = row_schema;
+    ddl_.last_target = t;
+    return Prepared::Proceed;
+  }
+  if (!td.readable) return Prepared::Proceed;
+  if (row_schema == nullptr && !change_.unknown_columns && td.shape.exists) return Prepared::Proceed;
+  if (auto err = read_shape(t, td)) {
+    if (err->disposition() == Disposition::Retry) {
+      fail(*err, "schema lookup");
+      return Prepared::Stop;
+    }
+    // An FE without the HTTP query API: the table is loaded as it is.
+    log_->warn("table {}: its columns cannot be read (DESC: {}); no table creation or schema evolution for it",
+               t.name(), err->what());
+    td.readable = false;
+    return Prepared::Proceed;
+  }
+
+  if (!td.shape.exists) {
+    if (!td.settings.auto_create) return Prepared::Proceed;  // the load names the missing table
+    if (td.create_refused) {
+      deps_.metrics.add_bad_record("ddl_refused", to_string(cfg_.bad_record_policy));
+      return Prepared::Skip;
+    }
+    std::vector<std::string> keys = change_.key_columns;
+    if (!td.settings.key_columns.empty()) keys = td.settings.key_columns;
+    std::vector<schema::Column> columns;
+    const std::string skip_prefix =
+        decoder_.options().envelope == decode::Envelope::Flattened ? decoder_.options().flattened.metadata_prefix : "";
+    if (row_schema != nullptr) {
+      columns = schema::columns_from_schema(*row_schema, keys, skip_prefix);
+    } else {
+      columns = td.settings.columns;
+      if (columns.empty()) {
+        state::DdlRecord rec;
+        rec.db = t.db;
+        rec.table = t.table;
+        return refuse(rec, td, "",
+                      "the table does not exist and its records carry no schema: set routing.tables." + t.name() +
+                          ".columns for auto_create",
+                      &msg);
+      }
+    }
+    schema::CreateOptions opt = td.settings.create;
+    if (td.settings.unique_key && !*td.settings.unique_key) opt.model = schema::KeyModel::Duplicate;
+    if (opt.sequence_col.empty()) opt.sequence_col = td.settings.sequence_col;
+    if (td.settings.extra_columns) {
+      const auto& ex = *td.settings.extra_columns;
+      if (!ex.op.empty()) opt.extra_columns.push_back({ex.op, "VARCHAR(1)", true, std::nullopt, false, false});
+      if (!ex.source_ts.empty()) opt.extra_columns.push_back({ex.source_ts, "BIGINT", true, std::nullopt, false, false});
+      if (!ex.sequence.empty() && ex.sequence != opt.sequence_col)
+        opt.extra_columns.push_back({ex.sequence, "BIGINT", true, std::nullopt, false, false});
+    }
+    state::DdlStep step;
+    step.kind = kCreateTable;
+    try {
+      step.statement = schema::create_table_sql(schema::table_from_columns(t.db, t.table, columns, keys, opt));
+    } catch (const schema::SchemaError& e) {
+      state::DdlRecord rec;
+      rec.db = t.db;
+      rec.table = t.table;
+      return refuse(rec, td, "", e.what(), &msg);
+    }
+    const Prepared p = run_ddl(t, td, {std::move(step)}, &msg);
+    if (p != Prepared::Proceed || row_schema == nullptr) return p;
+    // A table created from this schema takes it.
+    td.checked.insert(row_schema);
+    return p;
+  }
+
+  if (row_schema == nullptr) return change_.unknown_columns ? schemaless_keys(t, td, msg) : Prepared::Proceed;
+
+  // Columns that are not the source's: never dropped, renamed or changed.
+  std::set<std::string> ignore{"__DORIS_DELETE_SIGN__", "__DORIS_SEQUENCE_COL__", "__DORIS_VERSION_COL__"};
+  if (!td.settings.sequence_col.empty()) ignore.insert(td.settings.sequence_col);
+  if (td.settings.extra_columns) {
+    ignore.insert(td.settings.extra_columns->op);
+    ignore.insert(td.settings.extra_columns->source_ts);
+    ignore.insert(td.settings.extra_columns->sequence);
+  }
+  const auto& ex = decoder_.options().extra_columns;
+  for (const auto* n : {&ex.op, &ex.source_ts, &ex.sequence})
+    if (!n->empty()) ignore.insert(*n);
+  const std::string& meta_prefix = decoder_.options().flattened.metadata_prefix;
+  const auto source = schema::columns_from_schema(
+      *row_schema, change_.key_columns, decoder_.options().envelope == decode::Envelope::Flattened ? meta_prefix : "");
+  const schema::Diff diff = schema::diff(td.shape.columns, source, td.settings.schema_evolution, ignore);
+  for (const auto& c : diff.missing)
+    report_once(t, td, c,
+                "source column '" + c + "' is not a column of the table and schema_evolution is off: its values are "
+                "not loaded");
+  for (const auto& c : diff.not_applied)
+    report_once(t, td, c,
+                "source column type changed (" + c + "), which schema_evolution '" +
+                    schema::to_string(td.settings.schema_evolution) +
+                    "' does not apply (only widenings Doris allows, under full): values Doris cannot convert fail "
+                    "the load");
+  if (diff.ops.empty()) {
+    td.checked.insert(row_schema);
+    ddl_.last_schema = row_schema;
+    ddl_.last_target = t;
+    return Prepared::Proceed;
+  }
+  std::vector<state::DdlStep> steps;
+  for (const auto& op : diff.ops) steps.push_back(to_step(t.db, t.table, op));
+  const Prepared p = run_ddl(t, td, std::move(steps), &msg);
+  if (p == Prepared::Proceed) td.checked.insert(row_schema);
+  return p;
+}
+
+// Schemaless records typed by their table: the JSON keys the table lacks.
+Pipeline::Impl::Prepared Pipeline::Impl::schemaless_keys(const Target& t, TableDdl& td, const kafka::Message& msg) {
+  std::vector<std::string> unknown;
+  for (const auto& row : change_.rows) {
+    boost::system::error_code ec;
+    auto v = boost::json::parse(row.json, ec);
+    if (ec || !v.is_object()) continue;
+    for (const auto& kv : v.as_object()) {
+      const std::string key(kv.key());
+      if (key.starts_with("__DORIS_") || td.shape.find(key) != nullptr) continue;
+      if (std::find(unknown.begin(), unknown.end(), key) == unknown.end()) unknown.push_back(key);
+    }
+  }
+  if (unknown.empty()) return Prepared::Proceed;
+  if (td.settings.schema_evolution == schema::Policy::Off) {
+    for (const auto& c : unknown)
+      report_once(t, td, c,
+                  "JSON key '" + c + "' is not a column of the table and schema_evolution is off: its values are not "
+                  "loaded");
+    return Prepared::Proceed;
+  }
+  if (td.settings.new_column_type.empty()) {
+    state::DdlRecord rec;
+    rec.db = t.db;
+    rec.table = t.table;
+    std::string names;
+    for (const auto& c : unknown) names += (names.empty() ? "'" : ", '") + c + "'";
+    return refuse(rec, td, "",
+                  "schemaless record with JSON key(s) " + names +
+                      " the table has no column for, and routing.tables." + t.name() +
+                      ".new_column_type is not set (the type to add them as)",
+                  &msg);
+  }
+  std::vector<state::DdlStep> steps;
+  for (const auto& c : unknown)
+    steps.push_back(to_step(t.db, t.table,
+                            {schema::OpKind::AddColumn,
+                             schema::Column{c, td.settings.new_column_type, true, std::nullopt, false, false},
+                             {}}));
+  return run_ddl(t, td, std::move(steps), &msg);
+}
+
+void Pipeline::Impl::report_once(const Target& t, TableDdl& td, const std::string& column, const std::string& what) {
+  if (!td.reported.insert(column).second) return;
+  deps_.metrics.add_column_not_loaded(t.name());
+  log_->warn("table {}: {}", t.name(), what);
+}
+
+Pipeline::Impl::Prepared Pipeline::Impl::run_ddl(const Target& t, TableDdl& td, std::vector<state::DdlStep> steps,
+                                                 const kafka::Message* msg) {
+  // 1. Rows of the old shape reach Doris first: the open epoch ends and the
+  //    closing one commits (a DDL must never run while a load of the old
+  //    column set is open or pre-committed for the table).
+  const uint64_t generation = rewind_generation_;
+  if (open_epoch_progressed()) end_open_epoch("schema change");
+  drive_closing(/*block=*/true);
+  if (rewind_generation_ != generation || replay_) return Prepared::Stop;
+  if (closing_) {  // stopping, and the shutdown deadline passed first
+    abort_open_epoch_stopping();
+    return Prepared::Stop;
+  }
+  // 2. The intent, before the first statement.
+  state::DdlRecord rec;
+  rec.db = t.db;
+  rec.table = t.table;
+  rec.version = td.version + 1;
+  rec.state = state::DdlState::Pending;
+  rec.epoch = open_.epoch;
+  rec.steps = std::move(steps);
+  rec.created_unix_ms = unix_ms();
+  for (const auto& old : deps_.store.ddl_records())
+    if (old.db == t.db && old.table == t.table) rec.version = std::max(rec.version, old.version + 1);
+  try {
+    deps_.store.put_ddl(rec);
+  } catch (const state::StateError& e) {
+    throw FatalStop{e.to_error()};
+  }
+  CDC2DORIS_CRASH_POINT("after_ddl_record");
+  // 3. The statements, 4. the new shape read back.
+  return converge(rec, td, msg);
+}
+
+Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDdl& td, const kafka::Message* msg) {
+  const Target t{rec.db, rec.table};
+  int attempt = 0;
+  for (size_t i = 0; i < rec.steps.size();) {
+    const state::DdlStep& step = rec.steps[i];
+    if (auto err = read_shape(t, td)) {
+      if (err->disposition() != Disposition::Retry) return refuse(rec, td, step.statement, err->what(), msg);
+      if (stop_.load()) {
+        abort_open_epoch_stopping();
+        return Prepared::Stop;
+      }
+      log_->warn("table {}: reading its columns before a schema change failed, will retry: {}", t.name(), err->what());
+      sleep_backoff(attempt++);
+      continue;
+    }
+    // A restart, or an answer lost on the way: Doris may already show it.
+    if (step_done(step, td.shape)) {
+      ++i;
+      continue;
+    }
+    log_->info("table {}: schema change (version {}, epoch {}): {}", t.name(), rec.version, rec.epoch, step.statement);
+    auto res = deps_.doris.sql(t.db, step.statement);
+    CDC2DORIS_CRASH_POINT("after_ddl_statement");
+    if (auto* err = std::get_if<doris::DorisError>(&res)) {
+      deps_.metrics.add_doris_error(doris::to_string(err->kind()));
+      if (auto again = read_shape(t, td); !again && step_done(step, td.shape)) {
+        deps_.metrics.add_ddl(t.name(), step_kind(step.kind));
+        ++i;
+        continue;
+      }
+      const bool running = schema_change_running(err->what());
+      // An FE's own answer to the statement (UserException text) is final
+      // unless it says a schema change is running; the client cannot know
+      // that and calls an unknown failure transient.
+      const bool answered = std::string_view(err->what()).find("detailMessage") != std::string_view::npos;
+      const bool transient = running || (err->disposition() == Disposition::Retry && !answered);
+      if (transient && !stop_.load() && attempt < 60) {
+        log_->warn("table {}: schema change not applied yet, will retry ({}): {}", t.name(),
+                   running ? "a schema change job is running" : "Doris unavailable", err->what());
+        deps_.metrics.note_error("ddl", err->what());
+        sleep_backoff(attempt++);
+        continue;
+      }
+      if (transient && stop_.load()) {
+        abort_open_epoch_stopping();
+        return Prepared::Stop;
+      }
+      return refuse(rec, td, step.statement, err->what(), msg);
+    }
+    deps_.metrics.add_ddl(t.name(), step_kind(step.kind));
+    attempt = 0;
+    ++i;
+  }
+  if (auto err = read_shape(t, td); err || !std::all_of(rec.steps.begin(), rec.steps.end(), [&](const auto& s) {
+        return step_done(s, td.shape);
+      })) {
+    if (err && err->disposition() == Disposition::Retry) {
+      fail(*err, "schema lookup");
+      return Prepared::Stop;
+    }
+    return refuse(rec, td, rec.steps.empty() ? "" : rec.steps.back().statement,
+                  err ? err->what() : "Doris answered success, but DESC does not show the change", msg);
+  }
+  rec.state = state::DdlState::Done;
+  try {
+    deps_.store.put_ddl(rec);
+  } catch (const state::StateError& e) {
+    throw FatalStop{e.to_error()};
+  }
+  CDC2DORIS_CRASH_POINT("after_ddl_done");
+  td.version = rec.version;
+  deps_.metrics.set_schema_version(t.name(), td.version);
+  // The new shape: schemaless typing and the load mode read the table again.
+  if (forget_column_types_) forget_column_types_(t);
+  table_info_cache_.erase(t);
+  td.reported.clear();
+  return Prepared::Proceed;
+}
+
+Pipeline::Impl::Prepared Pipeline::Impl::refuse(state::DdlRecord& rec, TableDdl& td, const std::string& statement,
+                                                const std::string& why, const kafka::Message* msg) {
+  const Target t{rec.db, rec.table};
+  std::string text = "table " + t.name() + ": schema change refused";
+  if (!statement.empty()) text += " (statement: " + statement + ")";
+  text += ": " + why;
+  if (!rec.steps.empty()) {
+    rec.state = state::DdlState::Refused;
+    rec.error = why;
+    try {
+      deps_.store.put_ddl(rec);
+    } catch (const state::StateError& e) {
+      throw FatalStop{e.to_error()};
+    }
+  }
+  deps_.metrics.add_bad_record("ddl_refused", to_string(cfg_.bad_record_policy));
+  deps_.metrics.set_table_error(t.name(), text);
+  deps_.metrics.note_error("ddl", text);
+  ErrorContext ctx;
+  ctx.table = t.name();
+  if (msg != nullptr) {
+    ctx.topic = std::string(msg->topic);
+    ctx.partition = msg->partition;
+    ctx.offset = msg->offset;
+  }
+  if (msg == nullptr) {
+    // Recovery: the record that asked for it is read again and decides by the policy.
+    log_->error("recovery: {}", text);
+    return Prepared::Proceed;
+  }
+  if (cfg_.bad_record_policy == BadRecordPolicy::Fail) {
+    failure_ = Error(Disposition::Fatal,
+                     text + " (bad-record policy fail; nothing from this record on is committed)", ctx);
+    log_->error("{}", text);
+    step(Who::Open, Event::LoadFailedFatal);
+    return Prepared::Stop;  // not reached: the fatal event stops
+  }
+  // skip / dead_letter: the table keeps its shape; the record's rows load as
+  // they are (Doris ignores JSON keys it has no column for).
+  if (cfg_.bad_record_policy == BadRecordPolicy::DeadLetter) {
+    if (auto e = deps_.dead_letters->produce(cfg_.dead_letter_topic, *msg, text)) {
+      fail(*e, "dead-letter");
+      return Prepared::Stop;
+    }
+    open_.dead_letters = true;
+  }
+  log_->error("{} (bad-record policy {}: the rows load without the change)", text, to_string(cfg_.bad_record_policy));
+  if (change_.row_schema != nullptr) td.checked.insert(change_.row_schema);
+  if (td.shape.exists) return Prepared::Proceed;
+  td.create_refused = true;  // later records of the table are skipped without asking Doris again
+  return Prepared::Skip;
+}
+
+void Pipeline::Impl::resume_ddl() {
+  for (auto rec : deps_.store.ddl_records()) {
+    const Target t{rec.db, rec.table};
+    TableDdl& td = table_ddl(t);
+    const uint64_t applied = rec.state == state::DdlState::Done ? rec.version : rec.version - 1;
+    td.version = applied;
+    deps_.metrics.set_schema_version(t.name(), applied);
+    if (rec.state != state::DdlState::Pending) continue;
+    log_->info("recovery: table {} has a schema change (version {}) recorded but not confirmed; converging", t.name(),
+               rec.version);
+    converge(rec, td, nullptr);
+  }
+}
+
+}  // namespace cdc2doris::pipeline

@@ -1,0 +1,51 @@
+#pragma once
+// Private to core/pipeline: what the pipeline knows of each target table's
+// shape for table creation and schema evolution (ddl.cpp,
+// docs/schema-evolution.md).
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/decode/schema.hpp"
+#include "core/pipeline/router.hpp"
+#include "core/schema/ddl.hpp"
+#include "state/checkpoint_store.hpp"
+
+namespace cdc2doris::pipeline {
+
+struct TableShape {
+  bool exists = false;
+  std::vector<schema::TableColumn> columns;
+  const schema::TableColumn* find(const std::string& name) const {
+    for (const auto& c : columns)
+      if (c.name == name) return &c;
+    return nullptr;
+  }
+};
+
+// Whether Doris already shows a step's effect (a restart converges by
+// skipping these instead of running them again).
+bool step_done(const state::DdlStep& step, const TableShape& shape);
+
+struct TableDdl {
+  bool loaded = false;       // settings and shape read
+  bool readable = true;      // DESC works (not on an FE without the query API)
+  bool create_refused = false;  // auto_create refused under skip/dead_letter: the table's records are skipped
+  TableSettings settings;
+  TableShape shape;
+  std::set<const decode::SchemaNode*> checked;  // row schemas the table already takes
+  std::set<std::string> reported;               // columns logged once (policy off, type changes not applied)
+  uint64_t version = 0;                         // schema changes applied by this pipeline
+};
+
+struct DdlTracking {
+  std::map<Target, TableDdl> tables;
+  uint64_t cache_misses = 0;  // decoder's schema_cache_misses when `checked` was filled
+  // The last record's schema and target that needed nothing (the per-record fast path).
+  const decode::SchemaNode* last_schema = nullptr;
+  Target last_target;
+};
+
+}  // namespace cdc2doris::pipeline

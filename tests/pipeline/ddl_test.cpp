@@ -1,0 +1,457 @@
+// Table creation and schema evolution (docs/schema-evolution.md): the
+// pipeline against the Doris emulator (which applies DDL as Doris does)
+// through the real client, a fake Kafka and an in-memory checkpoint store.
+// Rows of the old shape must be committed in epochs before the DDL, rows of
+// the new shape land in the new columns, refusals end under the bad-record
+// policy, and a restart with a recorded DDL converges.
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <optional>
+#include <thread>
+
+#include "core/pipeline/pipeline.hpp"
+#include "core/schema/types.hpp"
+#include "state/memory_store.hpp"
+#include "tests/doris_emulator/launcher.hpp"
+#include "tests/pipeline/fakes.hpp"
+
+using namespace cdc2doris;
+using namespace std::chrono_literals;
+using cdc2doris::test::Emulator;
+using cdc2doris::test::FakeSource;
+
+namespace {
+
+const bool kQuiet = [] {
+  const char* v = std::getenv("CDC2DORIS_TEST_LOG");
+  if (v == nullptr) spdlog::set_level(spdlog::level::off);
+  else if (std::string_view(v) == "debug") spdlog::set_level(spdlog::level::debug);
+  return true;
+}();
+
+// One field of a row schema: its name and Connect schema (without "field").
+struct Field {
+  std::string name;
+  std::string schema;
+};
+
+std::string with_field(const std::string& schema, const std::string& name) {
+  return schema.substr(0, schema.size() - 1) + ",\"field\":\"" + name + "\"}";
+}
+
+// A Debezium PostgreSQL change of d.<table> with a JsonConverter schema.
+std::string record(const std::string& table, const std::vector<Field>& fields, char op, const std::string& after,
+                   int64_t lsn) {
+  std::string row = R"({"type":"struct","optional":true,"name":"pg.d.)" + table + R"(.Value","fields":[)";
+  for (size_t i = 0; i < fields.size(); ++i) row += (i ? "," : "") + with_field(fields[i].schema, fields[i].name);
+  row += "]}";
+  const std::string schema =
+      R"({"type":"struct","optional":false,"name":"pg.d.)" + table + R"(.Envelope","fields":[)" +
+      with_field(row, "before") + "," + with_field(row, "after") +
+      R"(,{"type":"struct","optional":false,"name":"io.debezium.connector.postgresql.Source","field":"source","fields":[)"
+      R"({"type":"string","optional":false,"field":"connector"},{"type":"string","optional":false,"field":"db"},)"
+      R"({"type":"string","optional":false,"field":"schema"},{"type":"string","optional":false,"field":"table"},)"
+      R"({"type":"int64","optional":true,"field":"lsn"}]},{"type":"string","optional":false,"field":"op"}]})";
+  const std::string payload = R"({"before":null,"after":)" + after +
+                              R"(,"source":{"connector":"postgresql","db":"d","schema":"public","table":")" + table +
+                              R"(","lsn":)" + std::to_string(lsn) + R"(},"op":")" + op + "\"}";
+  return R"({"schema":)" + schema + R"(,"payload":)" + payload + "}";
+}
+
+// A schemaless change of d.<table>.
+std::string plain(const std::string& table, char op, const std::string& after, int64_t lsn) {
+  return R"({"before":null,"after":)" + after +
+         R"(,"source":{"connector":"postgresql","db":"d","schema":"public","table":")" + table + R"(","lsn":)" +
+         std::to_string(lsn) + R"(},"op":")" + op + "\"}";
+}
+
+const std::string kInt64 = R"({"type":"int64","optional":false})";
+const std::string kInt32 = R"({"type":"int32","optional":true})";
+const std::string kString = R"({"type":"string","optional":true})";
+std::string varchar(int n) {
+  return R"({"type":"string","optional":true,"parameters":{"__debezium.source.column.type":"VARCHAR","__debezium.source.column.length":")" +
+         std::to_string(n) + "\"}}";
+}
+
+struct World {
+  Emulator emu;
+  std::unique_ptr<doris::DorisClient> client;
+  FakeSource source;
+  state::MemoryCheckpointStore store;
+  std::map<pipeline::Target, pipeline::TableSettings> settings;
+  std::unique_ptr<pipeline::ExplicitRouter> router;
+  pipeline::Metrics metrics;
+  decode::DecoderOptions decoding;
+  int64_t lsn = 1000;
+
+  World() {
+    emu.sql("", "CREATE DATABASE d");
+    doris::ClientConfig cc;
+    cc.fe_urls = {emu.fe()};
+    cc.user = "root";
+    client = doris::make_client(cc);
+  }
+
+  void table(const std::string& ddl) { emu.sql("d", ddl); }
+  pipeline::TableSettings& set(const std::string& table) { return settings[{"d", table}]; }
+
+  void topic(const std::string& table) { source.add_topic("pg.d." + table, 1); }
+  void produce(const std::string& table, const std::vector<Field>& fields, int64_t id, const std::string& after,
+               char op = 'c') {
+    source.produce("pg.d." + table, 0, "{\"id\":" + std::to_string(id) + "}", record(table, fields, op, after, lsn += 10));
+  }
+  void produce_plain(const std::string& table, int64_t id, const std::string& after) {
+    source.produce("pg.d." + table, 0, "{\"id\":" + std::to_string(id) + "}", plain(table, 'c', after, lsn += 10));
+  }
+
+  pipeline::PipelineConfig config() {
+    pipeline::PipelineConfig c;
+    c.label_prefix = "ddl";
+    c.epoch_interval = 1h;  // only a schema change (or the stop) ends an epoch
+    c.poll_timeout = 2ms;
+    c.backoff_base = 1ms;
+    c.backoff_cap = 20ms;
+    c.shutdown_deadline = 20s;
+    return c;
+  }
+
+  // Runs until `records` more records were processed (or the pipeline ends), then stops.
+  pipeline::RunResult run(uint64_t records, pipeline::PipelineConfig cfg) {
+    router = std::make_unique<pipeline::ExplicitRouter>(std::map<std::string, pipeline::Target>{}, settings);
+    pipeline::Dependencies deps{source, *client, store, *router, metrics, nullptr};
+    pipeline::Pipeline p(cfg, decoding, deps);
+    std::optional<pipeline::RunResult> result;
+    const uint64_t want = metrics.records_consumed.load() + records;
+    std::atomic<bool> finished{false};
+    std::thread t([&] {
+      result = p.run();
+      finished = true;
+    });
+    source.wait_for([&] { return finished.load() || metrics.records_consumed.load() >= want; }, 30s);
+    p.request_stop();
+    t.join();
+    return *result;
+  }
+  pipeline::RunResult run(uint64_t records) { return run(records, config()); }
+
+  // DESC as "name TYPE" (normalized types).
+  std::vector<std::string> desc(const std::string& table) {
+    auto res = boost::json::parse(emu.query("d", "DESC `d`.`" + table + "`")).as_object();
+    std::vector<std::string> out;
+    for (const auto& r : res["data"].as_object()["data"].as_array()) {
+      const auto& a = r.as_array();
+      out.push_back(std::string(a[0].as_string().c_str()) + " " + schema::normalize_type(a[1].as_string().c_str()));
+    }
+    return out;
+  }
+  uint64_t ddl_count(const std::string& table, const std::string& kind) {
+    auto s = metrics.snapshot();
+    auto it = s.ddl.find("d." + table + "|" + kind);
+    return it == s.ddl.end() ? 0 : it->second;
+  }
+  std::optional<state::DdlRecord> ddl_record(const std::string& table) {
+    for (auto& r : store.ddl_records())
+      if (r.table == table) return r;
+    return std::nullopt;
+  }
+};
+
+const std::vector<Field> kV1{{"id", kInt64}, {"a", kInt32}};
+const std::vector<Field> kV2{{"id", kInt64}, {"a", kInt32}, {"b", kString}};
+
+}  // namespace
+
+TEST_CASE("schema evolution add: rows before the DDL commit before it, rows after land in the new column",
+          "[pipeline][ddl]") {
+  World w;
+  w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  w.topic("t");
+  w.produce("t", kV1, 1, R"({"id":1,"a":10})");
+  w.produce("t", kV1, 2, R"({"id":2,"a":20})");
+  w.produce("t", kV1, 3, R"({"id":3,"a":30})");
+  w.produce("t", kV2, 4, R"({"id":4,"a":40,"b":"four"})");  // offset 3: the first row of the new shape
+  w.produce("t", kV2, 1, R"({"id":1,"a":11,"b":"one"})", 'u');
+  w.produce("t", kV1, 5, R"({"id":5,"a":50})");  // an old-shape row after the change (schemas interleave)
+  auto res = w.run(6);
+  REQUIRE_FALSE(res.error);
+
+  CHECK(w.desc("t") == std::vector<std::string>{"id BIGINT", "a INT", "b STRING"});
+  CHECK(w.emu.rows("d", "t") == std::vector<std::string>{R"({"id":1,"a":11,"b":"one"})", R"({"id":2,"a":20,"b":null})",
+                                                         R"({"id":3,"a":30,"b":null})", R"({"id":4,"a":40,"b":"four"})",
+                                                         R"({"id":5,"a":50,"b":null})"});
+  auto rec = w.ddl_record("t");
+  REQUIRE(rec);
+  CHECK(rec->state == state::DdlState::Done);
+  CHECK(rec->version == 1);
+  REQUIRE(rec->steps.size() == 1);
+  CHECK(rec->steps[0].statement == "ALTER TABLE `d`.`t` ADD COLUMN `b` STRING NULL");
+  // The epochs before the DDL's end exactly at the first new-shape record
+  // and are committed; everything after is in the DDL's epoch or later.
+  for (const auto& e : w.store.list()) {
+    CHECK(e.state == state::EpochState::Committed);
+    for (const auto& p : e.partitions) {
+      if (e.epoch < rec->epoch) CHECK(p.end_offset <= 3);
+      else CHECK(p.start_offset >= 3);
+    }
+  }
+  auto s = w.metrics.snapshot();
+  CHECK(s.epochs_ended_early["schema change"] == 1);
+  CHECK(w.ddl_count("t", "add") == 1);
+  CHECK(s.tables["d.t"].schema_version == 1);
+}
+
+TEST_CASE("schema evolution add: a column with a default gives the rows already in Doris that default",
+          "[pipeline][ddl]") {
+  World w;
+  w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  w.topic("t");
+  w.produce("t", kV1, 1, R"({"id":1,"a":10})");
+  const std::vector<Field> v2{{"id", kInt64}, {"a", kInt32}, {"q", R"({"type":"int32","optional":true,"default":7})"}};
+  w.produce("t", v2, 2, R"({"id":2,"a":20,"q":3})");
+  REQUIRE_FALSE(w.run(2).error);
+  CHECK(w.ddl_record("t")->steps.at(0).statement == "ALTER TABLE `d`.`t` ADD COLUMN `q` INT NULL DEFAULT '7'");
+  CHECK(w.emu.rows("d", "t") ==
+        std::vector<std::string>{R"({"id":1,"a":10,"q":7})", R"({"id":2,"a":20,"q":3})"});
+}
+
+TEST_CASE("schema evolution off: the table is left alone; the missing column is counted and not loaded",
+          "[pipeline][ddl]") {
+  World w;
+  w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  w.set("t").schema_evolution = schema::Policy::Off;
+  w.topic("t");
+  w.produce("t", kV2, 1, R"({"id":1,"a":10,"b":"x"})");
+  w.produce("t", kV2, 2, R"({"id":2,"a":20,"b":"y"})");
+  REQUIRE_FALSE(w.run(2).error);
+  CHECK(w.desc("t") == std::vector<std::string>{"id BIGINT", "a INT"});
+  CHECK(w.emu.rows("d", "t") == std::vector<std::string>{R"({"id":1,"a":10})", R"({"id":2,"a":20})"});
+  auto s = w.metrics.snapshot();
+  CHECK(s.tables["d.t"].columns_not_loaded == 1);
+  CHECK(s.ddl.empty());
+  CHECK_FALSE(w.ddl_record("t"));
+}
+
+TEST_CASE("schema evolution full: rename, widen int to bigint and varchar, drop", "[pipeline][ddl]") {
+  World w;
+  w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL, b VARCHAR(20) NULL, c STRING NULL, g INT NULL) "
+          "UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  w.set("t").schema_evolution = schema::Policy::Full;
+  w.topic("t");
+  const std::vector<Field> v1{{"id", kInt64}, {"a", kInt32}, {"b", varchar(5)}, {"c", kString}, {"g", kInt32}};
+  const std::vector<Field> v2{{"id", kInt64},
+                              {"a", R"({"type":"int64","optional":true})"},
+                              {"b", varchar(50)},
+                              {"c2", kString},
+                              {"g", kInt32}};
+  const std::vector<Field> v3{{"id", kInt64}, {"a", R"({"type":"int64","optional":true})"}, {"b", varchar(50)}, {"c2", kString}};
+  w.produce("t", v1, 1, R"({"id":1,"a":1,"b":"abc","c":"keep","g":5})");
+  w.produce("t", v2, 2, R"({"id":2,"a":5000000000,"b":"a longer value than twenty bytes","c2":"two","g":6})");
+  w.produce("t", v3, 3, R"({"id":3,"a":3,"b":"x","c2":"three"})");
+  REQUIRE_FALSE(w.run(3).error);
+  CHECK(w.desc("t") == std::vector<std::string>{"id BIGINT", "a BIGINT", "b VARCHAR(200)", "c2 STRING"});
+  // The renamed column kept the value written before the rename.
+  CHECK(w.emu.rows("d", "t") == std::vector<std::string>{R"({"id":1,"a":1,"b":"abc","c2":"keep"})",
+                                                         R"({"id":2,"a":5000000000,"b":"a longer value than twenty bytes","c2":"two"})",
+                                                         R"({"id":3,"a":3,"b":"x","c2":"three"})"});
+  CHECK(w.ddl_count("t", "rename") == 1);
+  CHECK(w.ddl_count("t", "modify") == 2);
+  CHECK(w.ddl_count("t", "drop") == 1);
+  auto rec = w.ddl_record("t");
+  REQUIRE(rec);
+  CHECK(rec->version == 2);
+  CHECK(rec->steps.at(0).statement == "ALTER TABLE `d`.`t` DROP COLUMN `g`");
+  CHECK(w.metrics.snapshot().tables["d.t"].schema_version == 2);
+}
+
+TEST_CASE("schema evolution: a refused DDL stops under policy fail with table, statement and Doris' message",
+          "[pipeline][ddl]") {
+  World w;
+  // `s` is the table's sequence mapping: Doris refuses to drop it.
+  w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL, s BIGINT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) "
+          "BUCKETS 1 PROPERTIES (\"function_column.sequence_col\" = \"s\")");
+  w.set("t").schema_evolution = schema::Policy::Full;
+  w.topic("t");
+  const std::vector<Field> v1{{"id", kInt64}, {"a", kInt32}, {"s", R"({"type":"int64","optional":true})"}};
+  w.produce("t", v1, 1, R"({"id":1,"a":1,"s":1})");
+  w.produce("t", kV1, 2, R"({"id":2,"a":2})");
+  SECTION("fail") {
+    auto res = w.run(2);
+    REQUIRE(res.error);
+    CHECK_THAT(res.error->what(), Catch::Contains("table d.t: schema change refused"));
+    CHECK_THAT(res.error->what(), Catch::Contains("ALTER TABLE `d`.`t` DROP COLUMN `s`"));
+    CHECK_THAT(res.error->what(), Catch::Contains("Can not drop sequence mapping column"));
+    // The row before it is committed; the record that asked for it is not.
+    CHECK(w.emu.rows("d", "t") == std::vector<std::string>{R"({"id":1,"a":1,"s":1})"});
+    CHECK(w.store.committed_offsets().begin()->second.offset == 1);
+    CHECK(w.ddl_record("t")->state == state::DdlState::Refused);
+  }
+  SECTION("skip") {
+    auto cfg = w.config();
+    cfg.bad_record_policy = pipeline::BadRecordPolicy::Skip;
+    REQUIRE_FALSE(w.run(2, cfg).error);
+    CHECK(w.metrics.snapshot().bad_records["ddl_refused|skip"] == 1);
+    CHECK(w.desc("t") == std::vector<std::string>{"id BIGINT", "a INT", "s BIGINT"});
+    CHECK(w.emu.rows("d", "t").size() == 2);
+  }
+}
+
+TEST_CASE("schema evolution: a running schema change is waited out", "[pipeline][ddl]") {
+  World w;
+  w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  w.topic("t");
+  w.emu.fault(R"({"type":"schema_change_running","count":3})");
+  w.produce("t", kV2, 1, R"({"id":1,"a":10,"b":"x"})");
+  REQUIRE_FALSE(w.run(1).error);
+  CHECK(w.emu.rows("d", "t") == std::vector<std::string>{R"({"id":1,"a":10,"b":"x"})"});
+  CHECK(w.ddl_count("t", "add") == 1);
+}
+
+TEST_CASE("schema evolution: schemaless keys the table lacks are added as new_column_type, or refused",
+          "[pipeline][ddl]") {
+  World w;
+  w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  w.topic("t");
+  w.produce_plain("t", 1, R"({"id":1,"a":10})");
+  w.produce_plain("t", 2, R"({"id":2,"a":20,"extra":"e"})");
+  SECTION("added") {
+    w.set("t").new_column_type = "VARCHAR(100)";
+    REQUIRE_FALSE(w.run(2).error);
+    CHECK(w.desc("t") == std::vector<std::string>{"id BIGINT", "a INT", "extra VARCHAR(100)"});
+    CHECK(w.emu.rows("d", "t") ==
+          std::vector<std::string>{R"({"id":1,"a":10,"extra":null})", R"({"id":2,"a":20,"extra":"e"})"});
+  }
+  SECTION("refused") {
+    auto res = w.run(2);
+    REQUIRE(res.error);
+    CHECK_THAT(res.error->what(), Catch::Contains("'extra'"));
+    CHECK_THAT(res.error->what(), Catch::Contains("new_column_type"));
+    // As for any bad record under fail: nothing from the epoch holding it is
+    // committed (the row before it is read again at the next start).
+    CHECK(w.emu.rows("d", "t").empty());
+    CHECK(w.store.committed_offsets().empty());
+  }
+}
+
+TEST_CASE("auto_create: 100 tables from a Debezium snapshot, each column typed by the mapping table",
+          "[pipeline][ddl][auto_create]") {
+  World w;
+  // Field schemas as Debezium sends them (with column.propagate.source.type
+  // where the source type decides) and the Doris type docs/decoding.md recommends.
+  struct Typed {
+    std::string schema;
+    std::string doris;
+  };
+  auto src = [](const char* type, const char* len, const char* base) {
+    std::string b = base;
+    std::string p = std::string(R"("parameters":{"__debezium.source.column.type":")") + type + "\"" +
+                    (*len ? std::string(R"(,"__debezium.source.column.length":")") + len + "\"" : std::string()) + "}";
+    return b.substr(0, b.size() - 1) + "," + p + "}";
+  };
+  const std::vector<Typed> catalogue = {
+      {R"({"type":"int16","optional":true})", "SMALLINT"},
+      {R"({"type":"int32","optional":true})", "INT"},
+      {R"({"type":"int64","optional":true})", "BIGINT"},
+      {R"({"type":"float","optional":true})", "FLOAT"},
+      {R"({"type":"double","optional":true})", "DOUBLE"},
+      {R"({"type":"boolean","optional":true})", "BOOLEAN"},
+      {R"({"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2","connect.decimal.precision":"10"}})", "DECIMAL(10,2)"},
+      {R"({"type":"struct","optional":true,"name":"io.debezium.data.VariableScaleDecimal","fields":[{"type":"int32","field":"scale"},{"type":"bytes","field":"value"}]})", "DECIMAL(38,10)"},
+      {src("VARCHAR", "50", R"({"type":"string","optional":true})"), "VARCHAR(200)"},
+      {src("BPCHAR", "5", R"({"type":"string","optional":true})"), "CHAR(20)"},
+      {src("TEXT", "", R"({"type":"string","optional":true})"), "STRING"},
+      {R"({"type":"bytes","optional":true})", "STRING"},
+      {R"({"type":"int32","optional":true,"name":"io.debezium.time.Date"})", "DATE"},
+      {R"({"type":"int64","optional":true,"name":"io.debezium.time.MicroTime"})", "STRING"},
+      {R"({"type":"int64","optional":true,"name":"io.debezium.time.MicroTimestamp"})", "DATETIME(6)"},
+      {R"({"type":"int64","optional":true,"name":"io.debezium.time.Timestamp"})", "DATETIME(3)"},
+      {R"({"type":"string","optional":true,"name":"io.debezium.time.ZonedTimestamp"})", "DATETIME(6)"},
+      {R"({"type":"int64","optional":true,"name":"io.debezium.time.MicroDuration"})", "BIGINT"},
+      {R"({"type":"string","optional":true,"name":"io.debezium.data.Uuid"})", "VARCHAR(36)"},
+      {R"({"type":"string","optional":true,"name":"io.debezium.data.Json"})", "JSON"},
+      {src("INET", "", R"({"type":"string","optional":true})"), "VARCHAR(64)"},
+      {src("MACADDR", "", R"({"type":"string","optional":true})"), "VARCHAR(17)"},
+      {src("TINYINT UNSIGNED", "", R"({"type":"int16","optional":true})"), "SMALLINT"},
+      {src("BIGINT UNSIGNED", "20", R"({"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"0"}})"), "LARGEINT"},
+      {R"({"type":"int32","optional":true,"name":"io.debezium.time.Year"})", "SMALLINT"},
+      {R"({"type":"string","optional":true,"name":"io.debezium.data.EnumSet","parameters":{"allowed":"a,b"}})", "VARCHAR(12)"},
+      {R"({"type":"array","optional":true,"items":{"type":"int32","optional":true}})", "JSON"},
+  };
+  w.decoding.envelope = decode::Envelope::Schema;
+  const int kTables = 100;
+  std::vector<std::vector<std::string>> expected(kTables);
+  for (int t = 0; t < kTables; ++t) {
+    const std::string name = "s" + std::to_string(t);
+    w.topic(name);
+    auto& s = w.set(name);
+    s.auto_create = true;
+    s.create.properties["replication_num"] = "1";
+    std::vector<Field> fields{{"id", kInt64}};
+    expected[t].push_back("id BIGINT");
+    for (int k = 0; k < 4; ++k) {
+      const Typed& ty = catalogue[static_cast<size_t>(t * 4 + k) % catalogue.size()];
+      fields.push_back({"c" + std::to_string(k), ty.schema});
+      expected[t].push_back("c" + std::to_string(k) + " " + ty.doris);
+    }
+    w.produce(name, fields, 1, R"({"id":1,"c0":null,"c1":null,"c2":null,"c3":null})", 'r');
+  }
+  REQUIRE_FALSE(w.run(kTables).error);
+  for (int t = 0; t < kTables; ++t) {
+    const std::string name = "s" + std::to_string(t);
+    INFO("table " << name);
+    CHECK(w.desc(name) == expected[static_cast<size_t>(t)]);
+    CHECK(w.emu.rows("d", name).size() == 1);
+    CHECK(w.ddl_count(name, "create") == 1);
+  }
+  // The created table is UNIQUE KEY merge-on-write with BUCKETS AUTO.
+  auto show = w.emu.query("d", "SHOW CREATE TABLE `d`.`s0`");
+  CHECK_THAT(show, Catch::Contains("UNIQUE KEY"));
+  CHECK_THAT(show, Catch::Contains("enable_unique_key_merge_on_write"));
+  // Idempotent: a restart with the tables there creates nothing.
+  w.produce("s0", {{"id", kInt64}, {"c0", catalogue[0].schema}, {"c1", catalogue[1].schema}, {"c2", catalogue[2].schema},
+                   {"c3", catalogue[3].schema}},
+            2, R"({"id":2,"c0":1,"c1":2,"c2":3,"c3":1.5})");
+  REQUIRE_FALSE(w.run(1).error);
+  CHECK(w.ddl_count("s0", "create") == 1);
+  CHECK(w.emu.rows("d", "s0").size() == 2);
+}
+
+TEST_CASE("auto_create: schemaless records create the table from the configured columns", "[pipeline][ddl]") {
+  World w;
+  w.topic("p");
+  auto& s = w.set("p");
+  s.auto_create = true;
+  s.columns = {{"id", "BIGINT", true, std::nullopt, false, false}, {"v", "VARCHAR(40)", true, std::nullopt, false, false}};
+  s.create.properties["replication_num"] = "1";
+  w.produce_plain("p", 1, R"({"id":1,"v":"x"})");
+  REQUIRE_FALSE(w.run(1).error);
+  CHECK(w.desc("p") == std::vector<std::string>{"id BIGINT", "v VARCHAR(40)"});
+  CHECK(w.emu.rows("d", "p") == std::vector<std::string>{R"({"id":1,"v":"x"})"});
+}
+
+TEST_CASE("schema evolution: a restart converges a recorded DDL, running only what Doris does not show",
+          "[pipeline][ddl][recovery]") {
+  World w;
+  w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  w.topic("t");
+  state::DdlRecord rec;
+  rec.db = "d";
+  rec.table = "t";
+  rec.version = 1;
+  rec.epoch = 1;
+  rec.steps.push_back({0, "b", "STRING", "ALTER TABLE `d`.`t` ADD COLUMN `b` STRING NULL"});
+  rec.steps.push_back({0, "c", "INT", "ALTER TABLE `d`.`t` ADD COLUMN `c` INT NULL"});
+  w.store.put_ddl(rec);
+  // The crash came after the first statement: Doris already has `b`.
+  w.emu.sql("d", rec.steps[0].statement);
+  w.produce("t", {{"id", kInt64}, {"a", kInt32}, {"b", kString}, {"c", kInt32}}, 1, R"({"id":1,"a":1,"b":"x","c":2})");
+  REQUIRE_FALSE(w.run(1).error);
+  CHECK(w.desc("t") == std::vector<std::string>{"id BIGINT", "a INT", "b STRING", "c INT"});
+  CHECK(w.ddl_count("t", "add") == 1);  // only `c` ran
+  CHECK(w.ddl_record("t")->state == state::DdlState::Done);
+  CHECK(w.metrics.snapshot().tables["d.t"].schema_version == 1);
+  CHECK(w.emu.rows("d", "t") == std::vector<std::string>{R"({"id":1,"a":1,"b":"x","c":2})"});
+}
