@@ -101,7 +101,8 @@ std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, Tab
     c.type = schema::normalize_type(cell(ty));
     c.nullable = lower(cell(nu)) == "yes" || lower(cell(nu)) == "true";
     c.key = lower(cell(k)) == "true" || lower(cell(k)) == "yes";
-    if (d < row.size() && row[d]) {
+    // Some FE versions render "no default" as the text NULL rather than SQL NULL.
+    if (d < row.size() && row[d] && lower(*row[d]) != "null") {
       std::string v = *row[d];
       std::string quoted = "'";
       for (char ch : v) {
