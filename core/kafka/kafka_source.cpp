@@ -226,40 +226,14 @@ class KafkaSource final : public Source {
   std::variant<GroupOffsetMap, Error> committed_group(const std::vector<TopicPartition>& tps,
                                                       std::chrono::milliseconds timeout) override {
     if (rk_ == nullptr) return *closed_error();
-    GroupOffsetMap out;
-    if (tps.empty()) return out;
-    rk::List l = rk::make_list(tps);
-    rd_kafka_resp_err_t err = rd_kafka_committed(rk_, l.get(), to_ms(timeout));
-    if (err) return make_error(err, "read committed offsets");
-    for (int i = 0; i < l->cnt; ++i) {
-      const auto& e = l->elems[i];
-      TopicPartition tp{e.topic, e.partition};
-      if (e.err) return make_error(e.err, "read committed offsets", tp_context(tp));
-      if (e.offset < 0) continue;
-      GroupOffset go{e.offset, {}};
-      if (e.metadata != nullptr && e.metadata_size > 0)
-        go.metadata.assign(static_cast<const char*>(e.metadata), e.metadata_size);
-      out[tp] = std::move(go);
-    }
-    return out;
+    return rk::read_committed(rk_, tps, timeout, rk::PartitionErrors::Fail);
   }
 
   std::variant<OffsetMap, Error> committed(const std::vector<TopicPartition>& tps,
                                            std::chrono::milliseconds timeout) override {
-    if (rk_ == nullptr) return *closed_error();
-    OffsetMap out;
-    if (tps.empty()) return out;
-    rk::List l = rk::make_list(tps);
-    rd_kafka_resp_err_t err = rd_kafka_committed(rk_, l.get(), to_ms(timeout));
-    if (err) return make_error(err, "read committed offsets");
-    for (int i = 0; i < l->cnt; ++i) {
-      const auto& e = l->elems[i];
-      TopicPartition tp{e.topic, e.partition};
-      if (e.err) return make_error(e.err, "read committed offsets", tp_context(tp));
-      if (e.offset >= 0) out[tp] = e.offset;
-    }
-    return out;
+    return offsets_only(committed_group(tps, timeout));
   }
+
 
   std::vector<TopicPartition> assignment() override {
     if (rk_ == nullptr) return {};

@@ -17,11 +17,7 @@ Monitor::~Monitor() = default;
 
 std::variant<GroupOffsetMap, Error> Monitor::committed_group(const std::vector<TopicPartition>& tps,
                                                              std::chrono::milliseconds timeout) {
-  auto r = committed(tps, timeout);
-  if (auto* err = std::get_if<Error>(&r)) return *err;
-  GroupOffsetMap out;
-  for (const auto& [tp, off] : std::get<OffsetMap>(r)) out[tp] = {off, {}};
-  return out;
+  return without_metadata(committed(tps, timeout));
 }
 
 bool topic_selected(const std::string& entry, const std::string& topic) {
@@ -112,37 +108,15 @@ class KafkaMonitor final : public Monitor {
 
   std::variant<OffsetMap, Error> committed(const std::vector<TopicPartition>& tps,
                                            std::chrono::milliseconds timeout) override {
-    serve_events();
-    OffsetMap out;
-    if (tps.empty()) return out;
-    rk::List l = rk::make_list(tps);
-    rd_kafka_resp_err_t err = rd_kafka_committed(rk_, l.get(), to_ms(timeout));
-    if (err) return make_error(err, "read committed offsets");
-    for (int i = 0; i < l->cnt; ++i) {
-      const auto& e = l->elems[i];
-      if (!e.err && e.offset >= 0) out[TopicPartition{e.topic, e.partition}] = e.offset;
-    }
-    return out;
+    return offsets_only(committed_group(tps, timeout));
   }
 
   std::variant<GroupOffsetMap, Error> committed_group(const std::vector<TopicPartition>& tps,
                                                       std::chrono::milliseconds timeout) override {
     serve_events();
-    GroupOffsetMap out;
-    if (tps.empty()) return out;
-    rk::List l = rk::make_list(tps);
-    rd_kafka_resp_err_t err = rd_kafka_committed(rk_, l.get(), to_ms(timeout));
-    if (err) return make_error(err, "read committed offsets");
-    for (int i = 0; i < l->cnt; ++i) {
-      const auto& e = l->elems[i];
-      if (e.err || e.offset < 0) continue;
-      GroupOffset go{e.offset, {}};
-      if (e.metadata != nullptr && e.metadata_size > 0)
-        go.metadata.assign(static_cast<const char*>(e.metadata), e.metadata_size);
-      out[TopicPartition{e.topic, e.partition}] = std::move(go);
-    }
-    return out;
+    return rk::read_committed(rk_, tps, timeout, rk::PartitionErrors::Skip);
   }
+
 
  private:
   // Logs and errors queue up on the handle until served.

@@ -3,9 +3,11 @@
 // and the DLQ producer.
 #include <librdkafka/rdkafka.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/kafka/source.hpp"
@@ -56,5 +58,13 @@ inline Conf make_conf(const std::map<std::string, std::string>& props) {
 }
 
 void log_cb(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
+
+// How read_committed treats an error on one partition: the source fails the
+// read (it positions partitions by the answer), the monitor reports the rest.
+enum class PartitionErrors { Fail, Skip };
+// The group's committed offsets with their metadata (rd_kafka_committed); a
+// partition without a committed offset is absent from the map.
+std::variant<GroupOffsetMap, Error> read_committed(rd_kafka_t* rk, const std::vector<TopicPartition>& tps,
+                                                   std::chrono::milliseconds timeout, PartitionErrors on_partition);
 
 }  // namespace cdc2doris::kafka::rk

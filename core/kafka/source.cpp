@@ -14,8 +14,18 @@ CommitResult Source::commit_group(const GroupOffsetMap& offsets) {
 
 std::variant<GroupOffsetMap, Error> Source::committed_group(const std::vector<TopicPartition>& tps,
                                                             std::chrono::milliseconds timeout) {
-  auto r = committed(tps, timeout);
-  if (auto* err = std::get_if<Error>(&r)) return *err;
+  return without_metadata(committed(tps, timeout));
+}
+
+std::variant<OffsetMap, Error> offsets_only(std::variant<GroupOffsetMap, Error> r) {
+  if (auto* err = std::get_if<Error>(&r)) return std::move(*err);
+  OffsetMap out;
+  for (const auto& [tp, go] : std::get<GroupOffsetMap>(r)) out[tp] = go.offset;
+  return out;
+}
+
+std::variant<GroupOffsetMap, Error> without_metadata(std::variant<OffsetMap, Error> r) {
+  if (auto* err = std::get_if<Error>(&r)) return std::move(*err);
   GroupOffsetMap out;
   for (const auto& [tp, off] : std::get<OffsetMap>(r)) out[tp] = {off, {}};
   return out;

@@ -41,6 +41,10 @@ struct GroupOffset {
   bool operator==(const GroupOffset&) const = default;
 };
 using GroupOffsetMap = std::map<TopicPartition, GroupOffset>;
+// A read of committed offsets without the metadata, and one answered by a
+// reader that has none (fakes, the defaults of committed_group()).
+std::variant<OffsetMap, Error> offsets_only(std::variant<GroupOffsetMap, Error> r);
+std::variant<GroupOffsetMap, Error> without_metadata(std::variant<OffsetMap, Error> r);
 
 // The answer to a commit made with the member's generation.
 enum class CommitStatus {
