@@ -78,15 +78,20 @@ class KafkaSource final : public Source {
     if (!props.contains("group.id")) throw std::invalid_argument("Kafka property group.id is required");
     props.try_emplace("partition.assignment.strategy", "cooperative-sticky");
     props.try_emplace("auto.offset.reset", "earliest");
-    // librdkafka 2.0 stops fetching for a fixed second once the consumer
-    // queue holds queued.max.messages.kbytes (default 64 MiB) or
-    // queued.min.messages (100,000) (fetch.queue.backoff.ms, 2.1+, made that
-    // tunable). A pipeline slower than the fetcher (any catch-up) drains 64
-    // MiB in a fraction of that second and then idles: measured 150-185k
-    // rec/s end to end, 305k with these values. The prefetch is bounded by
-    // bytes alone (see docs/kafka-source.md for the memory it costs).
-    props.try_emplace("queued.max.messages.kbytes", "131072");
+    // librdkafka 2.0 stops fetching for up to a second once the consumer
+    // queue holds queued.max.messages.kbytes or queued.min.messages (100,000
+    // by default; fetch.queue.backoff.ms, 2.1+, made that tunable). The
+    // prefetch is bounded by bytes alone. A fetch response is received into
+    // one buffer of its size; at the default fetch.max.bytes (50 MB, ~32 MB
+    // with 32 partitions) that is above glibc's largest mmap threshold, so
+    // every response was a fresh mmap, page-faulted and zeroed page by page
+    // (~20% of the daemon's CPU with 4.5 KB records). 8 MiB responses are
+    // reused from the heap, and a 48 MiB queue then kept the catch-up speed
+    // of 128 MiB within 150 MiB peak RSS (bench/run --only memory;
+    // docs/kafka-source.md).
+    props.try_emplace("queued.max.messages.kbytes", "49152");
     props.try_emplace("queued.min.messages", "10000000");
+    props.try_emplace("fetch.max.bytes", "8388608");
     cooperative_configured_ = props["partition.assignment.strategy"].find("cooperative-sticky") != std::string::npos;
     spdlog::info("Kafka source config: topics={} properties={}", fmt_topics(), fmt_props(redact(props)));
 
