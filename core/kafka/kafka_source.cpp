@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -305,6 +307,7 @@ class KafkaSource final : public Source {
 
   std::optional<Error> close(std::chrono::milliseconds timeout) override {
     if (rk_ == nullptr) return std::nullopt;
+    stop_waker();
     auto deadline = Clock::now() + timeout;
     std::optional<Error> result;
     // rd_kafka_destroy() must not run while the pipeline still holds messages.
@@ -605,18 +608,49 @@ class KafkaSource final : public Source {
   // watermark query is an op on the broker thread of the partition's leader:
   // that thread wakes, sees the queue has room and fetches again. Only while
   // batches come full (a backlog), at most every 50 ms, one partition per
-  // call (the batch's last): ~0.3 ms on loopback.
+  // call (the batch's last). The query waits behind the fetch in flight on
+  // that connection, so it runs on a thread of its own, never in poll().
   void wake_fetcher(const rd_kafka_message_t* m) {
     if (!kParksForASecond || m->rkt == nullptr) return;
     const auto now = std::chrono::steady_clock::now();
     if (now - last_wake_ < std::chrono::milliseconds(50)) return;
     last_wake_ = now;
-    int64_t lo = 0, hi = 0;
-    // The answer is not needed; a failure only means no early wake-up.
-    rd_kafka_query_watermark_offsets(rk_, rd_kafka_topic_name(m->rkt), m->partition, &lo, &hi, 200);
+    std::lock_guard lock(wake_mu_);
+    if (wake_stop_) return;
+    if (!waker_.joinable()) waker_ = std::thread([this] { run_waker(); });
+    wake_req_.emplace(rd_kafka_topic_name(m->rkt), m->partition);
+    wake_cv_.notify_one();
+  }
+  void run_waker() {
+    std::unique_lock lock(wake_mu_);
+    for (;;) {
+      wake_cv_.wait(lock, [&] { return wake_stop_ || wake_req_; });
+      if (wake_stop_) return;
+      auto [topic, partition] = std::move(*wake_req_);
+      wake_req_.reset();
+      lock.unlock();
+      int64_t lo = 0, hi = 0;
+      // The answer is not needed; a failure only means no early wake-up.
+      rd_kafka_query_watermark_offsets(rk_, topic.c_str(), partition, &lo, &hi, 1000);
+      lock.lock();
+    }
+  }
+  // Before rd_kafka_destroy(): the waker uses the handle.
+  void stop_waker() {
+    {
+      std::lock_guard lock(wake_mu_);
+      wake_stop_ = true;
+    }
+    wake_cv_.notify_one();
+    if (waker_.joinable()) waker_.join();
   }
   static inline const bool kParksForASecond = rd_kafka_version() < 0x020100ff;
   std::chrono::steady_clock::time_point last_wake_{};
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  std::optional<std::pair<std::string, int32_t>> wake_req_;
+  bool wake_stop_ = false;
+  std::thread waker_;
   bool in_poll_ = false;
   std::vector<rd_kafka_message_t*> pending_;
   std::vector<Error> errors_;
