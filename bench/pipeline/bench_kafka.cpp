@@ -2,13 +2,18 @@
 //
 //   bench-kafka produce --bootstrap B [--records N] [--tables N] [--partitions N] [--topics N]
 //                       [--format plain|schema|flattened] [--server NAME] [--db NAME] [--seed S]
+//                       [--note-chars N] [--mix INSERT,UPDATE,DELETE,PK_CHANGE]
+//                       [--toast-tables N] [--toast-partial-percent P]
 //       Creates the topics and produces the shared workload generator's stream
 //       (tests/workload, the same generator as the tests and bench-decode).
 //       --topics 0 (default): one topic per table, `{server}.{db}.{table}`, as
 //       Debezium does. --topics K > 0: the records of table i go to topic
 //       `{server}.{db}.t{i % K}` (same key, same partition function); the
 //       daemon routes by the record's `source` block, not by topic, so 1,000
-//       target tables can be fed from K topics.
+//       target tables can be fed from K topics. --note-chars sizes the
+//       VARCHAR payload (record size), --mix the operation weights, and
+//       --toast-tables / --toast-partial-percent make TOAST-style partial rows
+//       and key-only deletes (tests/workload/workload.hpp).
 //   bench-kafka count --bootstrap B --topic-regex R
 //       The ceiling: a plain librdkafka consumer (assign from the beginning,
 //       no group, no decoding) that only counts records and bytes up to the
@@ -142,6 +147,18 @@ int cmd_produce(const Args& a) {
   auto fmt = parse_format(a.get("--format", "plain"));
   if (!fmt) throw std::runtime_error("unknown --format");
   o.format = *fmt;
+  o.note_chars = static_cast<size_t>(a.num("--note-chars", static_cast<long long>(o.note_chars)));
+  o.toast_tables = static_cast<int>(a.num("--toast-tables", 0));
+  if (a.kv.count("--toast-partial-percent")) o.toast_partial_percent = static_cast<int>(a.num("--toast-partial-percent", 0));
+  if (a.kv.count("--mix")) {
+    double w[4];
+    if (std::sscanf(a.get("--mix").c_str(), "%lf,%lf,%lf,%lf", &w[0], &w[1], &w[2], &w[3]) != 4)
+      throw std::runtime_error("--mix wants INSERT,UPDATE,DELETE,PK_CHANGE weights");
+    o.insert_weight = w[0];
+    o.update_weight = w[1];
+    o.delete_weight = w[2];
+    o.pk_change_weight = w[3];
+  }
   const long long records = a.num("--records", 1000000);
   const int topics = static_cast<int>(a.num("--topics", 0));
 
@@ -168,13 +185,20 @@ int cmd_produce(const Args& a) {
   create_topics(rk.get(), topic_names, o.partitions);
 
   auto t0 = Clock::now();
-  uint64_t key_bytes = 0, value_bytes = 0, tombstones = 0;
+  uint64_t key_bytes = 0, value_bytes = 0, tombstones = 0, partial_rows = 0, key_only_deletes = 0;
   for (long long i = 0; i < records; ++i) {
     Record r = gen.next();
     const std::string& topic = topic_of.at(r.table);
     key_bytes += r.key.size();
-    if (r.value) value_bytes += r.value->size();
-    else ++tombstones;
+    if (r.value) {
+      value_bytes += r.value->size();
+      if (o.toast_tables > 0) {
+        if (r.op == 'u' && r.value->find("__debezium_unavailable_value") != std::string::npos) ++partial_rows;
+        if (r.op == 'd' && r.value->find("\"before\":null") != std::string::npos) ++key_only_deletes;
+      }
+    } else {
+      ++tombstones;
+    }
     void* vptr = r.value ? static_cast<void*>(r.value->data()) : nullptr;
     const size_t vlen = r.value ? r.value->size() : 0;
     for (;;) {
@@ -194,10 +218,12 @@ int cmd_produce(const Args& a) {
   const double secs = since(t0);
   std::printf(
       "{\"records\":%lld,\"tables\":%d,\"partitions\":%d,\"topics\":%zu,\"format\":\"%s\",\"key_bytes\":%llu,"
-      "\"value_bytes\":%llu,\"tombstones\":%llu,\"avg_value_bytes\":%.1f,\"produce_s\":%.3f}\n",
+      "\"value_bytes\":%llu,\"tombstones\":%llu,\"partial_rows\":%llu,\"key_only_deletes\":%llu,"
+      "\"avg_value_bytes\":%.1f,\"produce_s\":%.3f}\n",
       records, o.tables, o.partitions, topic_names.size(), to_string(o.format),
       static_cast<unsigned long long>(key_bytes), static_cast<unsigned long long>(value_bytes),
-      static_cast<unsigned long long>(tombstones),
+      static_cast<unsigned long long>(tombstones), static_cast<unsigned long long>(partial_rows),
+      static_cast<unsigned long long>(key_only_deletes),
       static_cast<double>(value_bytes) / static_cast<double>(records - static_cast<long long>(tombstones)), secs);
   return 0;
 }

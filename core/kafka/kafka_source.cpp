@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -78,15 +80,20 @@ class KafkaSource final : public Source {
     if (!props.contains("group.id")) throw std::invalid_argument("Kafka property group.id is required");
     props.try_emplace("partition.assignment.strategy", "cooperative-sticky");
     props.try_emplace("auto.offset.reset", "earliest");
-    // librdkafka 2.0 stops fetching for a fixed second once the consumer
-    // queue holds queued.max.messages.kbytes (default 64 MiB) or
-    // queued.min.messages (100,000) (fetch.queue.backoff.ms, 2.1+, made that
-    // tunable). A pipeline slower than the fetcher (any catch-up) drains 64
-    // MiB in a fraction of that second and then idles: measured 150-185k
-    // rec/s end to end, 305k with these values. The prefetch is bounded by
-    // bytes alone (see docs/kafka-source.md for the memory it costs).
-    props.try_emplace("queued.max.messages.kbytes", "131072");
+    // librdkafka 2.0 stops fetching for up to a second once the consumer
+    // queue holds queued.max.messages.kbytes or queued.min.messages (100,000
+    // by default; fetch.queue.backoff.ms, 2.1+, made that tunable). The
+    // prefetch is bounded by bytes alone. A fetch response is received into
+    // one buffer of its size; at the default fetch.max.bytes (50 MB, ~32 MB
+    // with 32 partitions) that is above glibc's largest mmap threshold, so
+    // every response was a fresh mmap, page-faulted and zeroed page by page
+    // (~20% of the daemon's CPU with 4.5 KB records). 8 MiB responses are
+    // reused from the heap, and a 48 MiB queue then kept the catch-up speed
+    // of 128 MiB within 150 MiB peak RSS (bench/run --only memory;
+    // docs/kafka-source.md).
+    props.try_emplace("queued.max.messages.kbytes", "49152");
     props.try_emplace("queued.min.messages", "10000000");
+    props.try_emplace("fetch.max.bytes", "8388608");
     cooperative_configured_ = props["partition.assignment.strategy"].find("cooperative-sticky") != std::string::npos;
     spdlog::info("Kafka source config: topics={} properties={}", fmt_topics(), fmt_props(redact(props)));
 
@@ -139,6 +146,7 @@ class KafkaSource final : public Source {
       pending_.push_back(m);
     }
     in_poll_ = false;
+    if (pending_.size() >= max_messages / 2) wake_fetcher(pending_.back());
     out.batch = make_batch(std::move(pending_));
     pending_ = {};
     out.errors = std::move(errors_);
@@ -273,6 +281,7 @@ class KafkaSource final : public Source {
 
   std::optional<Error> close(std::chrono::milliseconds timeout) override {
     if (rk_ == nullptr) return std::nullopt;
+    stop_waker();
     auto deadline = Clock::now() + timeout;
     std::optional<Error> result;
     // rd_kafka_destroy() must not run while the pipeline still holds messages.
@@ -564,6 +573,58 @@ class KafkaSource final : public Source {
   bool cooperative_configured_ = false;
   bool assigned_once_ = false;  // see close(): librdkafka#4312
   // Poll-thread state; callbacks run inside poll()/close() on that thread.
+  // librdkafka before 2.1 parks a partition whose prefetch queue is over
+  // queued.max.messages.kbytes and looks again only when its broker thread
+  // wakes: on I/O, on an op, else after a fixed second (2.1 added
+  // fetch.queue.backoff.ms). While catching up every partition is parked at
+  // once, so a 48 MiB queue drained in ~0.2 s and the pipeline then idled
+  // for the rest of the second (half the catch-up speed of 128 MiB). A
+  // watermark query is an op on the broker thread of the partition's leader:
+  // that thread wakes, sees the queue has room and fetches again. Only while
+  // batches come full (a backlog), at most every 50 ms, one partition per
+  // call (the batch's last). The query waits behind the fetch in flight on
+  // that connection, so it runs on a thread of its own, never in poll().
+  void wake_fetcher(const rd_kafka_message_t* m) {
+    if (!kParksForASecond || m->rkt == nullptr) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_wake_ < std::chrono::milliseconds(50)) return;
+    last_wake_ = now;
+    std::lock_guard lock(wake_mu_);
+    if (wake_stop_) return;
+    if (!waker_.joinable()) waker_ = std::thread([this] { run_waker(); });
+    wake_req_.emplace(rd_kafka_topic_name(m->rkt), m->partition);
+    wake_cv_.notify_one();
+  }
+  void run_waker() {
+    std::unique_lock lock(wake_mu_);
+    for (;;) {
+      wake_cv_.wait(lock, [&] { return wake_stop_ || wake_req_; });
+      if (wake_stop_) return;
+      auto [topic, partition] = std::move(*wake_req_);
+      wake_req_.reset();
+      lock.unlock();
+      int64_t lo = 0, hi = 0;
+      // The answer is not needed; a failure only means no early wake-up.
+      rd_kafka_query_watermark_offsets(rk_, topic.c_str(), partition, &lo, &hi, 1000);
+      lock.lock();
+    }
+  }
+  // Before rd_kafka_destroy(): the waker uses the handle.
+  void stop_waker() {
+    {
+      std::lock_guard lock(wake_mu_);
+      wake_stop_ = true;
+    }
+    wake_cv_.notify_one();
+    if (waker_.joinable()) waker_.join();
+  }
+  static inline const bool kParksForASecond = rd_kafka_version() < 0x020100ff;
+  std::chrono::steady_clock::time_point last_wake_{};
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  std::optional<std::pair<std::string, int32_t>> wake_req_;
+  bool wake_stop_ = false;
+  std::thread waker_;
   bool in_poll_ = false;
   std::vector<rd_kafka_message_t*> pending_;
   std::vector<Error> errors_;

@@ -336,7 +336,8 @@ void Generator::step() {
   if (kind == 1) {
     auto updated = std::make_shared<Row>(*old);
     mutate(*updated);
-    toast_after_ = toast && rng_() % 3 == 0;
+    toast_after_ = toast && (opt_.toast_partial_percent ? static_cast<int>(rng_() % 100) < *opt_.toast_partial_percent
+                                                        : rng_() % 3 == 0);
     if (toast_after_) updated->note = old->note;  // unchanged, so PostgreSQL does not send it
     it->second = updated;
     emit_change(t, 'u', old.get(), updated.get());

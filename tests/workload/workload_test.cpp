@@ -236,3 +236,26 @@ TEST_CASE("Decoding any prefix of the stream gives the model of that prefix", "[
     }
   }
 }
+
+TEST_CASE("toast_partial_percent sets the share of a TOAST table's updates that are partial", "[workload]") {
+  auto partial_share = [](std::optional<int> percent) {
+    Options o;
+    o.tables = 2;
+    o.toast_tables = 2;
+    o.toast_partial_percent = percent;
+    Generator g(o);
+    size_t updates = 0, partial = 0;
+    for (int i = 0; i < 6000; ++i) {
+      Record r = g.next();
+      if (r.op != 'u') continue;
+      ++updates;
+      if (r.value->find("__debezium_unavailable_value") != std::string::npos) ++partial;
+    }
+    REQUIRE(updates > 1000);
+    return static_cast<double>(partial) / static_cast<double>(updates);
+  };
+  CHECK(partial_share(0) == 0.0);
+  CHECK(partial_share(100) == 1.0);
+  CHECK(partial_share(50) == Approx(0.5).margin(0.05));
+  CHECK(partial_share(std::nullopt) == Approx(1.0 / 3).margin(0.05));
+}
