@@ -142,7 +142,9 @@ std::string wait_committed(Emulator& emu, Daemon& d, const std::map<std::string,
       missing = std::string("status unavailable: ") + e.what();
     }
     if (missing.empty()) return "";
-    if (!d.running() || std::chrono::steady_clock::now() > deadline) return missing + "\nstatus: " + body;
+    if (!d.running())
+      return "the daemon is not running: it " + d.how_ended() + "\n" + missing + "\nstatus: " + body;
+    if (std::chrono::steady_clock::now() > deadline) return missing + "\nstatus: " + body;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
 }

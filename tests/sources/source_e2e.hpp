@@ -58,6 +58,9 @@ class Daemon {
   std::string admin() const { return admin_; }
   std::string log_tail(size_t bytes = 6000) const;
   bool running() { return proc_->running(); }
+  // "still running", or how the process ended (exit status, or the signal
+  // that killed it): a daemon that dies without a log line is explained.
+  std::string how_ended() { return proc_->how_ended(); }
 
  private:
   TempDir dir_;

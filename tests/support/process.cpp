@@ -91,6 +91,7 @@ bool Process::running() {
   pid_t r = ::waitpid(pid_, &st, WNOHANG);
   if (r == pid_) {
     status_ = decode_status(st);
+    raw_status_ = st;
     cleanup::remove_pid(pid_);
     return false;
   }
@@ -131,6 +132,7 @@ std::optional<int> Process::wait(std::chrono::milliseconds timeout) {
     pid_t r = ::waitpid(pid_, &st, WNOHANG);
     if (r == pid_) {
       status_ = decode_status(st);
+      raw_status_ = st;
       cleanup::remove_pid(pid_);
       return status_;
     }
@@ -152,6 +154,18 @@ void Process::kill9() {
   if (status_) return;
   ::kill(pid_, SIGKILL);
   wait(std::chrono::seconds(30));
+}
+
+std::string Process::how_ended() {
+  if (running()) return "still running";
+  if (WIFEXITED(raw_status_)) return "exited with status " + std::to_string(WEXITSTATUS(raw_status_));
+  if (WIFSIGNALED(raw_status_)) {
+    const int sig = WTERMSIG(raw_status_);
+    const char* name = ::strsignal(sig);
+    return "killed by signal " + std::to_string(sig) + " (" + (name ? name : "?") + ")" +
+           (WCOREDUMP(raw_status_) ? ", core dumped" : "");
+  }
+  return "ended with wait status " + std::to_string(raw_status_);
 }
 
 }  // namespace cdc2doris::test

@@ -38,6 +38,10 @@ class Process {
   // SIGTERM, wait up to grace, then SIGKILL. Returns the exit status as wait().
   int stop(std::chrono::milliseconds grace = std::chrono::seconds(10));
   void kill9();
+  // How the child ended, in words ("exited with status 1", "killed by signal
+  // 11 (Segmentation fault), core dumped"); "still running" while it runs.
+  // A child that dies without logging a reason is explained by this.
+  std::string how_ended();
 
  private:
   ProcessOptions opts_;
@@ -45,6 +49,7 @@ class Process {
   int stdout_fd_ = -1;
   std::string buffered_;
   std::optional<int> status_;
+  int raw_status_ = 0;  // waitpid()'s status, once status_ is set
 };
 
 }  // namespace cdc2doris::test
