@@ -268,7 +268,6 @@ struct Server::Impl {
   asio::steady_timer ticker;
   size_t rr = 0;
   bool stopping = false;
-  std::vector<char> scratch = std::vector<char>(1 << 18);
 
   Impl(Server& s, Engine& e, asio::io_context& io) : srv(s), eng(e), ioc(io), ticker(io) {}
 
@@ -374,10 +373,15 @@ struct Server::Impl {
     co_return !ec && keep;
   }
 
-  // Reads a small request body (2PC, SQL, admin) completely.
+  // Reads a small request body (2PC, SQL, admin) completely. The buffer is
+  // the call's own: the parser copies body bytes into it when async_read
+  // starts, and the completion is posted, so other sessions run before this
+  // one appends them (a buffer shared by the sessions handed one request
+  // another's bytes).
   awaitable<bool> read_small_body(beast::tcp_stream& s, beast::flat_buffer& buf,
                                   http::request_parser<http::buffer_body>& p, std::string* out) {
     auto& req = p.get();
+    std::vector<char> scratch(16 << 10);
     if (!p.is_done() && beast::iequals(req[http::field::expect], "100-continue")) {
       http::response<http::empty_body> cont{http::status::continue_, 11};
       auto [ec, n] = co_await http::async_write(s, cont, tuple_awaitable);
