@@ -10,6 +10,7 @@
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/exit_codes.hpp"
+#include "daemon/fatal_report.hpp"
 
 namespace cdc2doris::daemon {
 namespace {
@@ -61,6 +62,8 @@ int dispatch(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
+  // A crash or std::terminate says so in the log instead of ending silently.
+  cdc2doris::daemon::install_fatal_reporting();
   // Bad input is caught by validation and exits 2; anything that still
   // escapes ends with its message and exit 1, never with terminate()'s SIGABRT
   // (which systemd's RestartPreventExitStatus would not stop from looping).
