@@ -22,11 +22,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-long env_long(const char* name, long def) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtol(v, nullptr, 10) : def;
-}
-
 const std::vector<std::string> kCrashPoints = {
     "before_precommit",     "after_precommit", "after_record",         "after_group_commit",
     "between_table_commits", "between_load_commits", "after_commits", "before_offset_commit",

@@ -23,11 +23,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-long env_long(const char* name, long def) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtol(v, nullptr, 10) : def;
-}
-
 void require_caught_up(E2eHarness& h, std::chrono::seconds timeout, const std::vector<std::string>& members) {
   if (h.wait_caught_up(timeout)) return;
   std::string tails;

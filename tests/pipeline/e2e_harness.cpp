@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -10,6 +11,11 @@
 #include "tests/pipeline/reference.hpp"
 
 namespace cdc2doris::test {
+
+long env_long(const char* name, long def) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtol(v, nullptr, 10) : def;
+}
 
 namespace {
 

@@ -25,6 +25,9 @@
 
 namespace cdc2doris::test {
 
+// A campaign's size or seed from the environment (replaying a failure), else def.
+long env_long(const char* name, long def);
+
 struct E2eOptions {
   int tables = 8;
   int partitions = 4;

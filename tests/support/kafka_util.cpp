@@ -79,6 +79,25 @@ bool wait_for_cluster(const std::string& bootstrap, std::chrono::milliseconds ti
   return false;
 }
 
+namespace {
+
+// Waits (30 s at most) until the topic's metadata shows `partitions`
+// partitions, each with a leader known to the broker.
+void wait_for_partition_count(rd_kafka_t* rk, const std::string& topic, int partitions) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      if (partition_count(rk, topic) == partitions) return;
+    } catch (const std::exception&) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw std::runtime_error("topic " + topic + " did not reach " + std::to_string(partitions) +
+                           " partitions in its metadata");
+}
+
+}  // namespace
+
 void create_topic(const std::string& bootstrap, const std::string& topic, int partitions) {
   Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap);
   char err[512];
@@ -106,15 +125,7 @@ void create_topic(const std::string& bootstrap, const std::string& topic, int pa
   if (!failure.empty()) throw std::runtime_error("create topic " + topic + ": " + failure);
   // Metadata propagates asynchronously; wait until the leader is known so the
   // first produce does not race it.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    try {
-      if (partition_count(rk.get(), topic) == partitions) return;
-    } catch (const std::exception&) {
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  throw std::runtime_error("topic " + topic + " did not appear in metadata");
+  wait_for_partition_count(rk.get(), topic, partitions);
 }
 
 void add_partitions(const std::string& bootstrap, const std::string& topic, int total) {
@@ -142,15 +153,7 @@ void add_partitions(const std::string& bootstrap, const std::string& topic, int 
   rd_kafka_queue_destroy(q);
   rd_kafka_NewPartitions_destroy(np);
   if (!failure.empty()) throw std::runtime_error("add partitions to " + topic + ": " + failure);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    try {
-      if (partition_count(rk.get(), topic) == total) return;
-    } catch (const std::exception&) {
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  throw std::runtime_error("topic " + topic + " did not reach " + std::to_string(total) + " partitions");
+  wait_for_partition_count(rk.get(), topic, total);
 }
 
 void produce(const std::string& bootstrap, const std::string& topic, const std::vector<TestRecord>& records,
