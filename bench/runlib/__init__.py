@@ -1,0 +1,1 @@
+"""The pieces of bench/run (the benchmark driver), one concern a module."""

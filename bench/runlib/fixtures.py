@@ -1,0 +1,195 @@
+"""The processes an end-to-end run measures against: a real Kafka broker, the Doris
+emulator and the cdc2doris daemon."""
+import glob
+import json
+import os
+import random
+import re
+import subprocess
+import threading
+import time
+
+from .proc import BIN, KAFKA_LIB, free_port, http, run, spawn, stop
+from .stats import parse_metrics
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+EXTRA_KAFKA_PROPERTIES = ""  # --kafka-property lines for the daemon's kafka.properties
+
+
+class Broker:
+    """A real Kafka 4.x broker (KRaft, combined roles) from the jars scripts/setup fetched,
+    with the same properties as tests/support/kafka_broker.cpp."""
+
+    def __init__(self, workdir):
+        jars = glob.glob(os.path.join(KAFKA_LIB, "kafka-server-*.jar"))
+        if not jars:
+            raise RuntimeError(f"Kafka jars not found in {KAFKA_LIB} (run scripts/setup)")
+        self.version = re.search(r"kafka-server-(.+)\.jar", os.path.basename(jars[0])).group(1)
+        self.dir = os.path.join(workdir, "kafka")
+        os.makedirs(self.dir)
+        self.port, self.cport = free_port(), free_port()
+        while self.cport == self.port:
+            self.cport = free_port()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        props = os.path.join(self.dir, "server.properties")
+        with open(props, "w") as f:
+            f.write(f"""process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:{self.cport}
+listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.cport}
+advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs={self.dir}/logs
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+group.min.session.timeout.ms=500
+auto.create.topics.enable=false
+num.partitions=1
+log.flush.interval.messages=9223372036854775807
+""")
+        # Unlike the tests' broker (C1 only, 384 MiB) the bench broker gets the
+        # full JIT and 1 GiB: it serves ~1.3 GB per consumer pass.
+        self.java = ["java", "-Xms256m", "-Xmx1g", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
+                     "-cp", os.path.join(KAFKA_LIB, "*")]
+        cluster_id = "".join(random.choice(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") for _ in range(21)) + "A"
+        # One token: an id starting with '-' would be taken for an option.
+        run(self.java + ["kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", props], timeout=120)
+        self.log = open(os.path.join(self.dir, "broker.log"), "wb")
+        self.proc = spawn(self.java + ["kafka.Kafka", props], stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("Kafka broker exited; see " + self.log.name)
+            r = subprocess.run(["kcat", "-L", "-b", self.bootstrap, "-m", "2"], capture_output=True)
+            if r.returncode == 0 and b"1 brokers" in r.stdout:
+                return
+            time.sleep(0.5)
+        raise RuntimeError("Kafka broker did not become ready")
+
+    def close(self):
+        stop(self.proc, timeout=60)
+        self.log.close()
+
+
+class Emulator:
+    def __init__(self, workdir, name, count_only=True):
+        args = [BIN["emulator"], "--fe-port", "0", "--be-count", "1", "--no-fsync"]
+        if count_only:
+            args.append("--count-only")
+        self.args = args
+        self.err = open(os.path.join(workdir, f"emulator-{name}.log"), "wb")
+        self.proc = spawn(args, stdout=subprocess.PIPE, stderr=self.err, text=True)
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("doris-emulator exited before its ready line")
+        ready = json.loads(line)
+        self.fe = ready["fe"]
+
+    def sql(self, db, stmt):
+        body = json.dumps({"stmt": stmt}).encode()
+        code, text = http("POST", f"http://{self.fe}/api/query/default_cluster/{db or 'information_schema'}", body,
+                          {"Authorization": "Basic cm9vdDo=", "Content-Type": "application/json"})
+        j = json.loads(text)
+        if code != 200 or j.get("code") != 0:
+            raise RuntimeError(f"SQL failed: {stmt}: {text}")
+
+    def stats(self):
+        return json.loads(http("GET", f"http://{self.fe}/_emulator/stats")[1])
+
+    def close(self):
+        stop(self.proc)
+        self.err.close()
+
+
+class Daemon:
+    """cdc2doris run, stdout+stderr read by a thread that timestamps the
+    'consuming; epoch' line (the end of recovery)."""
+
+    def __init__(self, workdir, name, broker, emu, group, topic_regex, state_dir, label_prefix, epoch_interval,
+                 extra_delivery="", kafka_yaml="", kafka_props="", extra_yaml=""):
+        self.admin = f"127.0.0.1:{free_port()}"
+        self.config = os.path.join(workdir, f"{name}.yaml")
+        with open(self.config, "w") as f:
+            f.write(f"""kafka:
+  bootstrap_servers: "{broker.bootstrap}"
+  group_id: "{group}"
+  topic_regex: "{topic_regex}"
+{kafka_yaml}  properties:
+    auto.offset.reset: earliest
+{kafka_props}{EXTRA_KAFKA_PROPERTIES}doris:
+  fe: ["{emu.fe}"]
+  user: root
+  password: ""
+{extra_yaml}delivery:
+  label_prefix: {label_prefix}
+  epoch_interval: {epoch_interval}
+{extra_delivery}state:
+  dir: {state_dir}
+admin:
+  listen: {self.admin}
+logging:
+  level: info
+""")
+        self.logpath = os.path.join(workdir, f"{name}.log")
+        self.logf = open(self.logpath, "a")
+        self.t_consuming = None
+        self.t_assigned = None
+        self.assigned_times = []  # every "[pipeline] assigned" line (failover)
+        self.t0 = time.monotonic()
+        self.proc = spawn([BIN["daemon"], "run", "--config", self.config], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            if self.t_consuming is None and "consuming; epoch" in line:
+                self.t_consuming = time.monotonic()
+            if "[pipeline] assigned" in line:
+                self.assigned_times.append(time.monotonic())
+                if self.t_assigned is None:
+                    self.t_assigned = self.assigned_times[-1]
+            self.logf.write(line)
+        self.logf.flush()
+
+    def metrics(self):
+        try:
+            code, text = http("GET", f"http://{self.admin}/metrics", timeout=5)
+            return parse_metrics(text) if code == 200 else None
+        except OSError:
+            return None
+
+    def ready(self):
+        try:
+            return http("GET", f"http://{self.admin}/readyz", timeout=2)[0] == 200
+        except OSError:
+            return False
+
+    def proc_stats(self):
+        """(cpu_s user+sys, VmHWM MiB, VmRSS MiB, threads) from /proc."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK
+        hwm = rss = thr = None
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1]) / 1024
+                elif line.startswith("VmRSS:"):
+                    rss = int(line.split()[1]) / 1024
+                elif line.startswith("Threads:"):
+                    thr = int(line.split()[1])
+        return cpu, hwm, rss, thr
+
+    def close(self, timeout=90):
+        rc = stop(self.proc, timeout=timeout)
+        self.reader.join(10)
+        self.logf.close()
+        return rc
+

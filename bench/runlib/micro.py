@@ -1,0 +1,47 @@
+"""The micro-benchmark sections (decode, doris, emulator): one process of an existing bench
+program per repetition, its output folded in unchanged."""
+from .proc import BIN, json_line, log, run
+from .stats import summary
+
+
+def repeat(cfg, name, argv, timeout, parse, describe):
+    """Runs argv once per repetition; parse(stdout) is the repetition's record, describe(record, stdout) its log."""
+    reps = []
+    for i in range(cfg.reps):
+        out, _ = run(argv, timeout=timeout)
+        reps.append(parse(out))
+        log(f"{name} rep {i + 1}: {describe(reps[-1], out)}")
+    return reps
+
+
+def section_decode(cfg):
+    reps = repeat(cfg, "decode", [BIN["decode"], "--records", str(cfg.decode_records), "--seconds",
+                                  str(cfg.decode_seconds)], 600, lambda out: json_line(out, "BENCH_JSON"),
+                  lambda r, _: ", ".join(f"{x['format']} {x['mb_per_s']} MB/s" for x in r["results"]))
+    figs = {}
+    for fmt in ("plain", "plain-untyped", "schema", "flattened"):
+        rows = [next(r for r in rep["results"] if r["format"] == fmt) for rep in reps]
+        figs[fmt] = {k: summary([r[k] for r in rows]) for k in
+                     ("mb_per_s", "records_per_s", "baseline_mb_per_s", "ratio_to_baseline", "avg_record_bytes")}
+    return {"args": {"records": cfg.decode_records, "seconds": cfg.decode_seconds}, "runs": reps, "figures": figs}
+
+
+def section_doris(cfg):
+    reps = repeat(cfg, "doris-load", [BIN["doris"], "--seconds", str(cfg.doris_seconds), "--streams", "1000"], 900,
+                  json_line, lambda r, _: f"{r['one_stream_mb_s']} MB/s, {r['rss_per_stream_kib']} KiB/stream")
+    keys = ("one_stream_mb_s", "one_stream_gzip_mb_s", "sink_mb_s", "sink_gzip_mb_s", "rss_per_stream_kib",
+            "client_cpu_s_per_gb", "finish_all_s")
+    return {"args": {"seconds": cfg.doris_seconds, "streams": 1000, "count_only": True}, "runs": reps,
+            "figures": {k: summary([r[k] for r in reps]) for k in keys}}
+
+
+def parse_key_values(out):
+    return {k: float(v) for k, v in (w.split("=", 1) for w in out.split() if "=" in w)}
+
+
+def section_emulator(cfg):
+    reps = repeat(cfg, "emulator", [BIN["emu_ingest"], str(cfg.emu_rows), "3"], 900, parse_key_values,
+                  lambda _, out: out.strip())
+    return {"args": {"rows": cfg.emu_rows, "loads": 3, "table": "UNIQUE KEY, ~500-byte JSON rows"}, "runs": reps,
+            "figures": {k: summary([r[k] for r in reps]) for k in ("in_process_ingest_MBps", "loopback_http_ingest_MBps",
+                                                                     "avg_row_bytes")}}

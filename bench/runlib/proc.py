@@ -1,0 +1,145 @@
+"""Paths of the bench binaries and the processes bench/run starts: every child runs in its
+own process group and is stopped at the end, also on Ctrl-C."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, "build", "bench")
+BIN = {
+    "daemon": os.path.join(BUILD, "daemon", "cdc2doris"),
+    "emulator": os.path.join(BUILD, "tests", "doris_emulator", "doris-emulator"),
+    "workload": os.path.join(BUILD, "tests", "workload", "cdc2doris-workload"),
+    "decode": os.path.join(BUILD, "bench", "decode", "bench-decode"),
+    "doris": os.path.join(BUILD, "bench", "doris", "bench-doris-load"),
+    "emu_ingest": os.path.join(BUILD, "bench", "emulator", "bench_emulator_ingest"),
+    "kafka": os.path.join(BUILD, "bench", "pipeline", "bench-kafka"),
+}
+TARGETS = ["cdc2doris", "doris-emulator", "cdc2doris-workload", "bench-decode", "bench-doris-load",
+           "bench_emulator_ingest", "bench-kafka"]
+KAFKA_LIB = os.environ.get("CDC2DORIS_KAFKA_LIB_DIR", os.path.join(ROOT, "tests", "kafka", "target", "dependency"))
+
+CHILDREN = []  # Popen objects started here (each in its own process group)
+# The run's scratch directory; main() sets it, cleanup() removes it.
+TMP = None
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def spawn(argv, **kw):
+    p = subprocess.Popen(argv, start_new_session=True, **kw)
+    CHILDREN.append(p)
+    return p
+
+
+def _kill_group(p, sig):
+    try:
+        os.killpg(p.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def stop(p, timeout=30, sig=signal.SIGTERM):
+    if p is None:
+        return None
+    if p.poll() is None:
+        _kill_group(p, sig)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(p, signal.SIGKILL)
+            p.wait()
+    if p in CHILDREN:
+        CHILDREN.remove(p)
+    return p.returncode
+
+
+def cleanup():
+    for p in list(CHILDREN):
+        if p.poll() is None:
+            _kill_group(p, signal.SIGKILL)
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+    CHILDREN.clear()
+    if TMP and os.path.isdir(TMP) and not os.environ.get("BENCH_KEEP_TMP"):
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+def on_signal(signum, _frame):
+    log(f"signal {signum}: stopping every process started by the bench")
+    cleanup()
+    sys.exit(128 + signum)
+
+
+def run(argv, timeout=None, check=True, **kw):
+    p = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        stop(p)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {p.returncode}: {err[-3000:]}")
+    return out, err
+
+
+def run_rusage(argv, stdout=subprocess.PIPE):
+    """Runs argv to completion; returns (stdout, wall_s, cpu_s user+sys, maxrss_kib)."""
+    t0 = time.monotonic()
+    p = spawn(argv, stdout=stdout, stderr=subprocess.PIPE)
+    out = b""
+    if stdout == subprocess.PIPE:
+        out = p.stdout.read()
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    CHILDREN.remove(p)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {p.returncode}: {err.decode()[-3000:]}")
+    return out.decode(), wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(method, url, body=None, headers=None, timeout=10):
+    req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def json_line(text, prefix=""):
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if prefix and line.startswith(prefix):
+            line = line[len(prefix):].strip()
+        if line.startswith("{"):
+            return json.loads(line)
+    raise RuntimeError(f"no JSON line in output: {text[-2000:]}")
+
+
+def kafka_tool(broker, command, *args):
+    """argv of a `bench-kafka COMMAND` against this broker."""
+    return [BIN["kafka"], command, "--bootstrap", broker.bootstrap, *args]
+
+
+def wait_committed_argv(broker, group, regex, timeout_s):
+    """bench-kafka wait-committed: exits once GROUP committed the high watermark of every partition of REGEX."""
+    return kafka_tool(broker, "wait-committed", "--group", group, "--topic-regex", regex, "--timeout", str(timeout_s))

@@ -1,0 +1,185 @@
+"""The Markdown report: machine and versions, the figures table, configuration and method."""
+import glob
+import os
+import platform
+import re
+import socket
+import subprocess
+
+from .proc import KAFKA_LIB, ROOT
+from .settings import BUDGET_VARIANT, daemon_settings_text, settings_label
+from .stats import med
+from .table import fmt_num
+from .variants import PLAIN_1K_NOTE_CHARS, TOAST_MIX, TOAST_PARTIAL_PERCENT, VARIANTS_ORDER
+
+
+def machine_info():
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    mem = "?"
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    return {"cpu_model": model, "cores": os.cpu_count(), "memory": mem, "kernel": platform.release(),
+            "hostname": socket.gethostname()}
+
+
+def versions(broker_version):
+    def cmd(argv):
+        try:
+            return subprocess.run(argv, capture_output=True, text=True).stdout.strip().splitlines()[0]
+        except (OSError, IndexError):
+            return "?"
+    kcat = subprocess.run(["kcat", "-V"], capture_output=True, text=True).stdout
+    m = re.search(r"Version ([^\s]+)", kcat)
+    lib = re.search(r"librdkafka ([0-9.]+)", kcat)
+    jars = glob.glob(os.path.join(KAFKA_LIB, "kafka-server-*.jar"))
+    return {
+        "commit": cmd(["git", "-C", ROOT, "rev-parse", "HEAD"]),
+        "worktree_dirty": bool(subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                                              capture_output=True, text=True).stdout.strip()),
+        "gxx": cmd(["g++", "--version"]),
+        "librdkafka": cmd(["pkg-config", "--modversion", "rdkafka"]),
+        "kafka": broker_version or (re.search(r"kafka-server-(.+)\.jar", jars[0]).group(1) if jars else "?"),
+        "java": subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0],
+        "kcat": (m.group(1) if m else "?") + (f" (librdkafka {lib.group(1)})" if lib else ""),
+        "python": platform.python_version(),
+    }
+
+
+
+def stream_text(p, partial=""):
+    """A produced stream as the Configuration section states it; partial: text after the tombstone count."""
+    return (f"{p['records']:,} records ({p['tombstones']:,} tombstones{partial}), {p['tables']} tables, "
+            f"{p['topics']} topics x {p['partitions']} partitions, avg value {p['avg_value_bytes']:.0f} B, "
+            f"{(p['key_bytes'] + p['value_bytes']) / 1e6:.0f} MB key+value")
+
+
+def write_markdown(path, res, table):
+    m, v, c = res["machine"], res["versions"], res["config"]
+    L = [f"# cdc2doris benchmark report — {res['date']} — {v['commit'][:10]}", ""]
+    L.append(f"Command: `{res['command']}` ({'quick' if c['quick'] else 'full'} run, {c['reps']} repetitions; "
+             f"median and min–max over repetitions; ± is half the spread relative to the median). "
+             f"Total time {res['elapsed_s'] / 60:.1f} min.")
+    L.append("")
+    L.append("## Machine and versions")
+    L.append(f"- CPU: {m['cpu_model']}, {m['cores']} cores, {m['memory']} RAM, kernel {m['kernel']}")
+    L.append(f"- Load average (1/5/15 min) at start: {res['loadavg_start']}, at end: {res['loadavg_end']} "
+             "(the machine is shared: other engineers were building and testing during the run)")
+    L.append(f"- Commit {v['commit']}{' (tracked files modified)' if v['worktree_dirty'] else ''}; {v['gxx']}; "
+             f"librdkafka {v['librdkafka']}; Kafka {v['kafka']} ({v['java']}); kcat {v['kcat']}; "
+             f"daemon binary built {v.get('daemon_binary_mtime', '?')}")
+    if v.get("note"):
+        L.append(f"- Note: {v['note']}")
+    L.append("")
+    L.append("## Figures")
+    L.append("")
+    L.append("| figure | median | min–max | baseline (median) | ratio | target |")
+    L.append("|---|---:|---:|---|---:|---|")
+    for r in table:
+        ratio = "" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        L.append(f"| {r['figure']} | {fmt_num(r['median'], 2 if r['unit'] == 's' else 1)} {r['unit']} | "
+                 f"{r['_spread']} | {r['baseline']} | {ratio} | {r['target']} |")
+    L.append("")
+    L.append("## Configuration")
+    for k, val in c.items():
+        if k != "method":
+            L.append(f"- `{k}`: {val}")
+    for key in ("pipeline", "pipeline1k", "pipeline1k_budget"):
+        if key in res:
+            L.append(f"- {key} data: {stream_text(res[key]['produced'])}")
+    for key in VARIANTS_ORDER:
+        for sname, p in res.get(key, {}).get("produced", {}).items():
+            partial = (f", {p.get('partial_rows', 0):,} partial rows ({100 * p.get('partial_rows', 0) / p['records']:.1f}%), "
+                       f"{p.get('key_only_deletes', 0):,} key-only deletes") if p.get("partial_rows") else ""
+            L.append(f"- {key} stream `{sname}` (`bench-kafka produce {' '.join(p.get('produce_args', []))}`): "
+                     f"{stream_text(p, partial)}")
+    if res.get("memory"):
+        L.append("")
+        L.append("## Memory against prefetch and memory cap (8-table stream)")
+        L.append("")
+        L.append("| queued.max.messages.kbytes | delivery.memory_cap | fetch.max.bytes | records/s (median) | "
+                 "peak RSS MiB (median) | CPU-s per million | runs |")
+        L.append("|---:|---:|---:|---:|---:|---:|---:|")
+        for pt in res["memory"]["points"]:
+            f = pt["figures"]
+            L.append(f"| {pt['kbytes']} | {pt['memory_cap']} | {pt.get('fetch_max_bytes', 'default')} | "
+                     f"{fmt_num(med(f['records_per_s']))} | "
+                     f"{fmt_num(med(f['peak_rss_mib']))} | {fmt_num(med(f['cpu_s_per_m']), 2)} | {f['records_per_s']['n']} |")
+    L.append("")
+    L.append("## Method")
+    L.extend(c.get("method", []))
+    L.append("")
+    if res.get("errors"):
+        L.append("## Errors")
+        for e in res["errors"]:
+            L.append(f"- {e}")
+        L.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n")
+
+
+def method_text(cfg, defaults):
+    return [
+        "- End to end: records are produced once per variant with the shared generator (tests/workload) by "
+        "`bench-kafka produce` into a real Kafka broker (KRaft, one JVM, properties as tests/support/kafka_broker.cpp, "
+        "1 GiB heap). Each repetition starts a fresh Doris emulator in `--count-only --no-fsync` mode (bodies are "
+        "parsed for row counts and 2PC is real, rows are not stored, so the emulator is not what is measured), "
+        "creates the raw-column UNIQUE KEY tables, and starts `cdc2doris run` with a fresh state dir and consumer "
+        "group. The wall time runs from process start until `bench-kafka wait-committed` sees the group's committed "
+        "offsets equal the high watermarks of every partition (polled every 100 ms). records/s and MB/s = produced "
+        "records / key+value bytes over that wall time. 'consuming' = records / (time the last record was counted "
+        "by the daemon's records_consumed_total, polled every 0.25 s, minus the time of partition assignment): the "
+        "pipeline's rate without the wait for the last epoch to end and commit. CPU = utime+stime from "
+        "/proc/PID/stat and peak RSS = VmHWM "
+        "at that moment. Epoch commit p50/p99 come from the daemon's `cdc2doris_epoch_commit_duration_seconds` "
+        "histogram (linear interpolation inside the bucket, so they are only as fine as the buckets 5 ms..30 s). "
+        f"Daemon settings of the 8-table run: {daemon_settings_text(cfg, defaults, {})}.",
+        "- Baselines, run right after each daemon repetition against the same topics: `bench-kafka count` (librdkafka "
+        "consumer, assign from the beginning, counts records and bytes up to the high watermarks, no group commit) and "
+        "`kcat -C -e -o beginning -q` to /dev/null, one invocation per topic, walls summed (kcat reads one topic per "
+        "invocation in this mode). Both are timed from process start to exit; CPU and max RSS from wait4().",
+        "- 1,000 tables: `--tables 1000` of the same generator, the records of table i go to topic `t{i % 8}` "
+        "(8 topics x 4 partitions, same keys and partition function). cdc2doris routes by the record's `source` "
+        "db/table (default `{db}.{table}`), so it writes 1,000 target tables; this avoids 4,000 Kafka partitions on a "
+        "2-core machine. Daemon settings of the 1,000-table run: "
+        f"{daemon_settings_text(cfg, defaults, {})}; of its variant '{settings_label(BUDGET_VARIANT)}': "
+        f"{daemon_settings_text(cfg, defaults, BUDGET_VARIANT)}. With a budget below the number of active tables, "
+        "epochs end early.",
+        "- Recovery: clean = fresh state dir and group, 8 tables; 1,000 tables = restart on the state left by the last "
+        "1,000-table run after its graceful shutdown (all epochs committed, so the lingering set is empty, but every "
+        "one of the 1,000 tables is probed). Timed from process start to the 'consuming; epoch N open' log line "
+        "and to /readyz answering 200 (polled every 10 ms).",
+        "- Variants (schema, plain1k, toast): measured exactly like the 8-table run (same daemon settings, fresh "
+        "emulator, state and group per repetition), each on its own topics produced once by the same generator: "
+        "`schema` = Debezium's default JsonConverter output (`{\"schema\",\"payload\"}` on key and value, "
+        "~4.5 KB values) into typed tables (the generator's DDL); `plain1k` = the plain stream with a longer "
+        f"VARCHAR payload (`--note-chars {PLAIN_1K_NOTE_CHARS}`, ~1 KB values); `toast` = an update-heavy mix "
+        f"(`--mix {TOAST_MIX}`) where every table behaves like a PostgreSQL table with a TOASTed column: "
+        f"{TOAST_PARTIAL_PERCENT}% of updates send Debezium's placeholder for `note` (a partial row) and deletes "
+        "carry no before-image (key-only deletes), run in the three modes of docs/architecture.md 'Column sets': "
+        "flexible partial updates (tables with enable_unique_key_skip_bitmap_column), a sequence column filled "
+        "from the source position (`routing.tables.*.sequence_col`), and a load per run of equal column sets "
+        "(plain tables); plus the same generator and mix without partial rows. After each repetition's daemon "
+        "runs, `bench-kafka count` reads each variant stream once (the ratio is per repetition, daemon vs bare "
+        "consumer on the same topics). CPU-s per million = CPU seconds / records. Epochs per minute = committed epochs "
+        "(commit histogram count) over the time from partition assignment until everything was committed; the "
+        "interval-driven count is 60 s / delivery.epoch_interval. The load-per-run mode reads a tenth of the "
+        "TOAST stream (its first records, same generator and seed): it ends an epoch on the load bound every few "
+        "hundred records. Early ends = the sum of "
+        "`cdc2doris_epochs_ended_early_total`. Loads per table per epoch = committed txns in the emulator grouped "
+        "by table and by the epoch in their label (part n of an epoch has label `..._{epoch}-{n}`). The schema "
+        "variant's CPU target is 1.5 x bench-decode's CPU per record for the schema format (same generator, seed "
+        "and table count) from the decode section of the same report.",
+        "- Memory: the 8-table stream of the pipeline section, one daemon run per setting and repetition "
+        "(settings interleaved within a repetition), with `kafka.properties.queued.max.messages.kbytes`, "
+        "`delivery.memory_cap` and `kafka.properties.fetch.max.bytes` as listed ('default' = the daemon's own); "
+        "peak RSS = VmHWM when the group committed everything.",
+        "- decode / doris / emulator: the existing bench programs (bench/decode, bench/doris, bench/emulator), their "
+        "JSON (or key=value) output folded in unchanged, one process per repetition.",
+    ]

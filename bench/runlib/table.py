@@ -1,0 +1,162 @@
+"""The report's figures table: one row per figure, with its baseline, ratio and target."""
+from .settings import BUDGET_VARIANT, settings_label
+from .stats import parse_duration_s
+from .variants import VARIANTS_ORDER
+
+
+def fmt_num(v, digits=1):
+    if v is None:
+        return "–"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.{digits}f}" if abs(v) >= 1 or v == 0 else f"{v:.3f}"
+
+
+def row(label, s, unit, base_label=None, base=None, target=None, target_ok=None, ratio=None):
+    if s is None:
+        return None
+    spread = f"{fmt_num(s['min'])}–{fmt_num(s['max'])} (±{s['spread_pct'] / 2:.0f}%)"
+    r = ratio if ratio is not None else (s["median"] / base["median"] if base and base["median"] else None)
+    b = f"{base_label} {fmt_num(base['median'])}" if base else (base_label or "")
+    t = "" if target is None else target + (" ✅" if target_ok else " ❌" if target_ok is not None else "")
+    return {"figure": label, "unit": unit, "median": s["median"], "min": s["min"], "max": s["max"], "n": s["n"],
+            "baseline": b, "ratio": r, "target": t, "_spread": spread}
+
+
+def build_table(res):
+    rows = []
+    d = res.get("decode", {}).get("figures")
+    if d:
+        # Both plain rows are records without a schema envelope: with the
+        # generator's per-table type hints (a library option), and untyped, as
+        # the daemon decodes them (values pass through, validated).
+        for fmt, label, tgt in (("plain", "plain, type hints", 500), ("plain-untyped", "plain, untyped (daemon)", 500),
+                                ("schema", "schema", 250), ("flattened", "flattened", None)):
+            if fmt not in d:
+                continue
+            s = d[fmt]["mb_per_s"]
+            rows.append(row(f"decode {label} MB/s per core", s, "MB/s", "simdjson pass", d[fmt]["baseline_mb_per_s"],
+                            f"≥ {tgt}" if tgt else None, (s["median"] >= tgt) if tgt else None))
+            rows.append(row(f"decode {label} records/s per core", d[fmt]["records_per_s"], "rec/s"))
+    d = res.get("doris", {}).get("figures")
+    if d:
+        s = d["one_stream_mb_s"]
+        rows.append(row("stream load, one stream into emulator BE (count-only)", s, "MB/s", "discard sink",
+                        d["sink_mb_s"], "≥ 500", s["median"] >= 500))
+        rows.append(row("stream load, one stream, gzip", d["one_stream_gzip_mb_s"], "MB/s", "discard sink gzip",
+                        d["sink_gzip_mb_s"]))
+        s = d["rss_per_stream_kib"]
+        rows.append(row("memory per open stream (1,000 streams)", s, "KiB", target="≤ 256",
+                        target_ok=s["median"] <= 256))
+    d = res.get("emulator", {}).get("figures")
+    if d:
+        s = d["loopback_http_ingest_MBps"]
+        rows.append(row("emulator ingest, UNIQUE KEY, loopback HTTP", s, "MB/s", "in-process",
+                        d["in_process_ingest_MBps"], "≥ 300", s["median"] >= 300))
+    for key, label in (("pipeline", "e2e 8 tables"), ("pipeline1k", "e2e 1,000 tables"),
+                       ("pipeline1k_budget", f"e2e 1,000 tables, {settings_label(BUDGET_VARIANT)}")):
+        p = res.get(key, {}).get("figures")
+        if not p:
+            continue
+        dd = p["daemon"]
+        if "plain_consumer" in p:
+            rows.append(row(f"{label}: cdc2doris records/s", dd["records_per_s"], "rec/s", "plain consumer",
+                            p["plain_consumer"]["records_per_s"], "ratio ≥ 0.40",
+                            p["ratio_vs_plain_consumer"]["median"] >= 0.40,
+                            ratio=p["ratio_vs_plain_consumer"]["median"]))
+            if dd.get("records_per_s_after_assign"):
+                rows.append(row(f"{label}: cdc2doris records/s after partition assignment", dd["records_per_s_after_assign"],
+                                "rec/s", "plain consumer", p["plain_consumer"]["records_per_s"]))
+            if dd.get("records_per_s_consuming"):
+                rows.append(row(f"{label}: cdc2doris records/s consuming (assignment to last record read; no final "
+                                "epoch wait)", dd["records_per_s_consuming"], "rec/s", "plain consumer",
+                                p["plain_consumer"]["records_per_s"]))
+            rows.append(row(f"{label}: cdc2doris records/s vs kcat", dd["records_per_s"], "rec/s", "kcat -C -e",
+                            p["kcat"]["records_per_s"], ratio=p["ratio_vs_kcat"]["median"]))
+            rows.append(row(f"{label}: cdc2doris MB/s", dd["mb_per_s"], "MB/s", "plain consumer",
+                            p["plain_consumer"]["mb_per_s"]))
+            rows.append(row(f"{label}: CPU seconds (user+sys)", dd["cpu_s"], "s", "plain consumer",
+                            p["plain_consumer"]["cpu_s"]))
+        else:
+            rows.append(row(f"{label}: cdc2doris records/s", dd["records_per_s"], "rec/s"))
+            rows.append(row(f"{label}: cdc2doris MB/s", dd["mb_per_s"], "MB/s"))
+            rows.append(row(f"{label}: CPU seconds (user+sys)", dd["cpu_s"], "s"))
+        tgt_rss = key.startswith("pipeline1k")
+        rows.append(row(f"{label}: peak RSS (VmHWM)", dd["peak_rss_mib"], "MiB",
+                        "plain consumer" if "plain_consumer" in p else None,
+                        p.get("plain_consumer", {}).get("peak_rss_mib") if "plain_consumer" in p else None,
+                        "≤ 150 MB" if tgt_rss else None,
+                        (dd["peak_rss_mib"]["median"] * 1.048576 <= 150) if tgt_rss else None))
+        rows.append(row(f"{label}: epoch commit p50", dd["commit_p50_s"], "s"))
+        rows.append(row(f"{label}: epoch commit p99", dd["commit_p99_s"], "s", target="≤ 1 s",
+                        target_ok=dd["commit_p99_s"]["median"] <= 1 if dd["commit_p99_s"] else None))
+    for key in VARIANTS_ORDER:
+        v = res.get(key)
+        if not v or "figures" not in v:
+            continue
+        base = v["figures"]["plain_consumer"]
+        for mode, run in v["runs"].items():
+            f = v["figures"][mode]
+            b = base[run["stream"]]
+            label = v["label"] + ("" if mode == key else f", {mode.replace('_', ' ')}")
+            ratio = f["ratio_vs_plain_consumer"]["median"]
+            tgt = VARIANT_TARGETS.get((key, mode), {})
+            rt = tgt.get("ratio")
+            rows.append(row(f"{label}: cdc2doris records/s", f["records_per_s"], "rec/s", "plain consumer",
+                            b["records_per_s"], f"ratio ≥ {rt}" if rt else None, (ratio >= rt) if rt else None,
+                            ratio=ratio))
+            rows.append(row(f"{label}: cdc2doris records/s consuming (no final epoch wait)",
+                            f["records_per_s_consuming"], "rec/s", "plain consumer", b["records_per_s"]))
+            rows.append(row(f"{label}: cdc2doris MB/s", f["mb_per_s"], "MB/s", "plain consumer", b["mb_per_s"]))
+            cpu_t = None
+            if tgt.get("cpu_vs_decode") and res.get("decode", {}).get("figures", {}).get("schema"):
+                dec = res["decode"]["figures"]["schema"]["records_per_s"]["median"]
+                cpu_t = tgt["cpu_vs_decode"] * 1e6 / dec
+            rows.append(row(f"{label}: CPU-s per million records", f["cpu_s_per_m"], "s", "plain consumer",
+                            b["cpu_s_per_m"], f"≤ {cpu_t:.2f} (1.5 × bench-decode)" if cpu_t else None,
+                            (f["cpu_s_per_m"]["median"] <= cpu_t) if cpu_t else None))
+            rows.append(row(f"{label}: peak RSS (VmHWM)", f["peak_rss_mib"], "MiB", "plain consumer",
+                            b["peak_rss_mib"], "≤ 150 MiB", f["peak_rss_mib"]["median"] <= 150))
+            rows.append(row(f"{label}: epoch commit p99", f["commit_p99_s"], "s", target="≤ 1 s",
+                            target_ok=f["commit_p99_s"]["median"] <= 1 if f["commit_p99_s"] else None))
+            if key == "toast":
+                interval = parse_duration_s(res["config"]["epoch_interval"]) if "config" in res else None
+                per_min = 60 / interval if interval else None
+                rows.append(row(f"{label}: epochs per minute (assignment to all committed)", f["epochs_per_min"],
+                                "/min", "interval-driven", {"median": per_min} if per_min else None))
+                no_early = mode in ("flexible", "sequence", "no_partial")
+                rows.append(row(f"{label}: epochs ended early", f["epochs_ended_early_total"], "",
+                                target="0" if no_early else None,
+                                target_ok=(f["epochs_ended_early_total"]["max"] == 0) if no_early else None))
+                rows.append(row(f"{label}: loads per table per epoch (mean)", f["loads_per_table_epoch_mean"], ""))
+                rows.append(row(f"{label}: loads per table per epoch (max)", f["loads_per_table_epoch_max"], "",
+                                target="≤ 3" if mode in ("flexible", "sequence") else None,
+                                target_ok=(f["loads_per_table_epoch_max"]["max"] <= 3)
+                                if mode in ("flexible", "sequence") else None))
+                if "ratio_vs_no_partial" in f:
+                    r80 = mode in ("flexible", "sequence")
+                    nf = v["figures"]["no_partial"]["records_per_s"]
+                    rows.append(row(f"{label}: records/s vs the stream without partial rows", f["records_per_s"],
+                                    "rec/s", "no partial rows", nf, "ratio ≥ 0.80" if r80 else None,
+                                    (f["ratio_vs_no_partial"]["median"] >= 0.8) if r80 else None,
+                                    ratio=f["ratio_vs_no_partial"]["median"]))
+    r = res.get("recovery", {}).get("figures")
+    if r:
+        for k, label in (("clean", "restart-to-consuming, clean state"),
+                         ("tables_1k", "restart-to-consuming, 1,000 tables in state")):
+            s = r[k]["to_consuming_log_s"]
+            rows.append(row(f"{label} (log line)", s, "s", target="≤ 2 s", target_ok=s["median"] <= 2 if s else None))
+            rows.append(row(f"{label} (/readyz 200)", r[k]["to_readyz_200_s"], "s"))
+    f = res.get("failover", {}).get("figures")
+    if f:
+        rows.append(row("fail-over after SIGKILL of 1 of 2 members: partitions reassigned (session.timeout.ms 2 s)",
+                        f["to_reassigned_s"], "s"))
+        rows.append(row("fail-over after SIGKILL of 1 of 2 members: records produced after the kill committed "
+                        "(includes producing them)", f["to_caught_up_s"], "s"))
+    return [x for x in rows if x]
+
+
+# Issue 18 / issue 14 targets of the variants (ratio: vs the bare consumer's records/s;
+# cpu_vs_decode: CPU-s per million records at most this times bench-decode's on the same records).
+VARIANT_TARGETS = {("schema", "schema"): {"ratio": 0.6, "cpu_vs_decode": 1.5}, ("plain1k", "plain1k"): {"ratio": 0.6}}
+
