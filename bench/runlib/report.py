@@ -9,7 +9,7 @@ import subprocess
 from .proc import KAFKA_LIB, ROOT
 from .settings import BUDGET_VARIANT, daemon_settings_text, settings_label
 from .stats import med
-from .table import fmt_num
+from .table import fmt_num, target_basis_notes
 from .variants import PLAIN_1K_NOTE_CHARS, TOAST_MIX, TOAST_PARTIAL_PERCENT, VARIANTS_ORDER
 
 
@@ -86,6 +86,10 @@ def write_markdown(path, res, table):
         L.append(f"| {r['figure']} | {fmt_num(r['median'], 2 if r['unit'] == 's' else 1)} {r['unit']} | "
                  f"{r['_spread']} | {r['baseline']} | {ratio} | {r['target']} |")
     L.append("")
+    notes = target_basis_notes(res)
+    if notes:
+        L.extend(notes)
+        L.append("")
     L.append("## Configuration")
     for k, val in c.items():
         if k != "method":
