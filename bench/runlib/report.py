@@ -13,18 +13,19 @@ from .table import fmt_num, target_basis_notes
 from .variants import PLAIN_1K_NOTE_CHARS, TOAST_MIX, TOAST_PARTIAL_PERCENT, VARIANTS_ORDER
 
 
+def proc_line(path, prefix):
+    """The text after 'prefix ... :' of the first such line in a /proc file, or None."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith(prefix):
+                return line.split(":", 1)[1].strip()
+    return None
+
+
 def machine_info():
-    model = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    mem = "?"
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal"):
-                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    model = proc_line("/proc/cpuinfo", "model name") or "?"
+    mem_kib = proc_line("/proc/meminfo", "MemTotal")
+    mem = f"{int(mem_kib.split()[0]) / 1024 / 1024:.1f} GiB" if mem_kib else "?"
     return {"cpu_model": model, "cores": os.cpu_count(), "memory": mem, "kernel": platform.release(),
             "hostname": socket.gethostname()}
 
