@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""bench/run's report renders from every JSON in bench/results, and under the figures
+table it names the bench-decode figure the schema variant's CPU target is built from
+(issue 18): the same median, n, min and max as the decode section of that JSON, and
+the same target as the table's cell. Runs no benchmark.
+
+usage: report_test.py REPO_ROOT
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+root = sys.argv[1]
+run = os.path.join(root, "bench", "run")
+RENDER = """
+import importlib.machinery, importlib.util, json, sys
+loader = importlib.machinery.SourceFileLoader("bench_run", sys.argv[1])
+run = importlib.util.module_from_spec(importlib.util.spec_from_loader("bench_run", loader))
+loader.exec_module(run)
+with open(sys.argv[2]) as f:
+    res = json.load(f)
+run.write_markdown(sys.argv[3], res, run.build_table(res))
+"""
+failures = []
+checked_notes = 0
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+
+
+def num(text):
+    return float(text.replace(",", ""))
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    paths = sorted(glob.glob(os.path.join(root, "bench", "results", "*.json")))
+    check(paths, "no reports in bench/results")
+    for path in paths:
+        name = os.path.basename(path)
+        out = os.path.join(tmp, "report.md")
+        r = subprocess.run([sys.executable, "-c", RENDER, run, path, out], capture_output=True, text=True)
+        if r.returncode != 0:
+            failures.append(f"{name}: rendering failed: {r.stderr[-1000:]}")
+            continue
+        with open(out) as f:
+            md = f.read()
+        with open(path) as f:
+            res = json.load(f)
+        notes = re.findall(r"^- e2e schema envelope: the CPU-s per million records target ≤ ([\d.]+) is 1\.5 × "
+                           r"bench-decode's schema figure of this report: ([\d,]+) records/s per core, median of "
+                           r"(\d+) \(min–max ([\d,]+)–([\d,]+) \(±\d+%\)\) = ([\d.]+) CPU-s per million records\.$",
+                           md, re.M)
+        decode = res.get("decode", {}).get("figures", {}).get("schema")
+        if not (decode and "schema" in res):
+            check(not notes, f"{name}: a decode note without the decode section and the schema variant")
+            continue
+        checked_notes += 1
+        check(len(notes) == 1, f"{name}: {len(notes)} notes on the schema CPU target, want 1")
+        if not notes:
+            continue
+        target, median, n, lo, hi, per_m = notes[0]
+        s = decode["records_per_s"]
+        check(abs(num(median) - s["median"]) < 1, f"{name}: note median {median}, decode section {s['median']}")
+        check(int(n) == s["n"], f"{name}: note n {n}, decode section {s['n']}")
+        check(abs(num(lo) - s["min"]) < 1 and abs(num(hi) - s["max"]) < 1,
+              f"{name}: note min–max {lo}–{hi}, decode section {s['min']}–{s['max']}")
+        check(abs(float(per_m) - 1e6 / s["median"]) < 0.01, f"{name}: note CPU-s per million {per_m}")
+        check(abs(float(target) - 1.5e6 / s["median"]) < 0.01, f"{name}: note target {target}")
+        cell = re.search(r"^\| e2e schema envelope: CPU-s per million records \|.*\| ≤ ([\d.]+) \(1\.5 × bench-decode\)",
+                         md, re.M)
+        check(cell is not None and cell.group(1) == target,
+              f"{name}: the table's target cell ({cell.group(1) if cell else 'none'}) is not the note's {target}")
+check(checked_notes > 0, "no report in bench/results has both the decode section and the schema variant")
+
+for f in failures:
+    print("FAIL:", f)
+if failures:
+    sys.exit(1)
+print(f"bench reports render ({checked_notes} with the schema CPU target's decode figure checked)")
