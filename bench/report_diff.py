@@ -17,21 +17,12 @@ import tarfile
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Run in a child per tree: each tree's bench/run imports its own bench/runlib.
-RENDER = """
-import importlib.machinery, importlib.util, json, sys
-loader = importlib.machinery.SourceFileLoader("bench_run", sys.argv[1])
-run = importlib.util.module_from_spec(importlib.util.spec_from_loader("bench_run", loader))
-loader.exec_module(run)
-with open(sys.argv[2]) as f:
-    res = json.load(f)
-run.write_markdown(sys.argv[3], res, run.build_table(res))
-"""
+RENDER = os.path.join(ROOT, "bench", "render_report.py")
 
 
 def render(tree, json_path, out_path):
-    subprocess.run([sys.executable, "-c", RENDER, os.path.join(tree, "bench", "run"), json_path, out_path],
-                   check=True)
+    # A child per tree: each tree's bench/run imports its own bench/runlib.
+    subprocess.run([sys.executable, RENDER, os.path.join(tree, "bench", "run"), json_path, out_path], check=True)
     with open(out_path) as f:
         return f.read().splitlines(keepends=True)
 
@@ -47,7 +38,7 @@ def main():
         base_tree = os.path.join(tmp, "base")
         archive = subprocess.run(["git", "-C", ROOT, "archive", args.base, "bench"], capture_output=True, check=True)
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as t:
-            t.extractall(base_tree)
+            t.extractall(base_tree, filter="data")
         for p in paths:
             old = render(base_tree, p, os.path.join(tmp, "old.md"))
             new = render(ROOT, p, os.path.join(tmp, "new.md"))

@@ -16,15 +16,7 @@ import tempfile
 
 root = sys.argv[1]
 run = os.path.join(root, "bench", "run")
-RENDER = """
-import importlib.machinery, importlib.util, json, sys
-loader = importlib.machinery.SourceFileLoader("bench_run", sys.argv[1])
-run = importlib.util.module_from_spec(importlib.util.spec_from_loader("bench_run", loader))
-loader.exec_module(run)
-with open(sys.argv[2]) as f:
-    res = json.load(f)
-run.write_markdown(sys.argv[3], res, run.build_table(res))
-"""
+render = os.path.join(root, "bench", "render_report.py")
 failures = []
 checked_notes = 0
 
@@ -44,7 +36,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for path in paths:
         name = os.path.basename(path)
         out = os.path.join(tmp, "report.md")
-        r = subprocess.run([sys.executable, "-c", RENDER, run, path, out], capture_output=True, text=True)
+        r = subprocess.run([sys.executable, render, run, path, out], capture_output=True, text=True)
         if r.returncode != 0:
             failures.append(f"{name}: rendering failed: {r.stderr[-1000:]}")
             continue
