@@ -168,8 +168,26 @@ std::optional<DecodeError> Decoder::decode(const KafkaRecord& record, Change& ou
     e.detail = std::move(detail);
     return e;
   };
-  try {
+  // A record unwrapped by its known schema text that fails is decoded
+  // again through unwrap() (see Impl::known_wrapper).
+  auto again = [&d, &record, &out] {
+    if (!d.known_wrapper_used) return false;
+    d.known_wrapper_ok = false;
+    struct Restore {
+      bool& ok;
+      ~Restore() { ok = true; }
+    } restore{d.known_wrapper_ok};
     d.decode_record(record, out);
+    return true;
+  };
+  try {
+    try {
+      d.decode_record(record, out);
+    } catch (const Failure&) {
+      if (!again()) throw;
+    } catch (const simdjson::simdjson_error&) {
+      if (!again()) throw;
+    }
     return std::nullopt;
   } catch (const Failure& f) {
     return make(f.code, f.path, f.expected, f.detail);
@@ -191,8 +209,8 @@ std::optional<DecodeError> Decoder::decode(const KafkaRecord& record, Change& ou
     if (d.payload_live && record.value) {
       const char* at = nullptr;
       if (d.payload_doc.current_location().get(at) == simdjson::SUCCESS && at >= d.buf.data() &&
-          at < d.buf.data() + record.value->size())
-        detail += " (at byte " + std::to_string(at - d.buf.data()) + " of the value)";
+          at < d.buf.data() + d.buf.size())
+        detail += " (at byte " + std::to_string(at - d.buf.data() + d.buf_offset) + " of the value)";
     }
     return make(code, d.current_path(), expected, std::move(detail));
   }

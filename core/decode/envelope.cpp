@@ -87,8 +87,17 @@ Decoder::Impl::Frame Decoder::Impl::unwrap(std::string_view value, const std::st
     return fr;
   }
   if (open != nullptr) open->end = end_before_close(open->begin, end);
+  expect_end(doc, owner);
   if (!fr.payload.present()) fail(DecodeErrorCode::MissingField, "\"payload\" in the {schema, payload} envelope");
   return fr;
+}
+
+void Decoder::Impl::expect_end(sj::document& doc, const std::string& owner) {
+  const char* at = leftover(doc);
+  if (at == nullptr) return;
+  path.clear();
+  fail(DecodeErrorCode::InvalidJson, "nothing after the JSON object's closing '}'",
+       "more content at byte " + std::to_string(at - owner.data()));
 }
 
 std::optional<int64_t> Decoder::Impl::opt_int(sj::value& v) {
@@ -274,6 +283,7 @@ Decoder::Impl::PayloadInfo Decoder::Impl::scan_payload(Span payload, const std::
   }
   level.leave();
   if (open != nullptr) open->end = end_before_close(open->begin, payload.end);
+  expect_end(payload_doc, owner);
   path.clear();
   return pi;
 }
@@ -287,6 +297,8 @@ bool Decoder::Impl::is_key_column_path(std::string_view path_text, std::string_v
 
 void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   payload_live = false;
+  buf_offset = 0;
+  known_wrapper_used = false;
   table_opts = nullptr;
   c.kind = Kind::Change;
   c.db.clear();
@@ -330,16 +342,22 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
     fail(DecodeErrorCode::TooLarge, "a record of at most " + std::to_string(opt.max_record_bytes) + " bytes",
          std::to_string(rec.value->size()) + " bytes");
   }
-  load_padded(buf, *rec.value);
   path_root = "value";  // parse_key() left "key" there
   path.clear();
-  Frame fr = unwrap(*rec.value, buf, opt.envelope != Envelope::Plain);
-  if (opt.envelope == Envelope::Schema && !fr.wrapper)
-    fail(DecodeErrorCode::NotAnEnvelope, "a {\"schema\":…,\"payload\":…} record (envelope: schema)");
+  Frame fr;
   std::shared_ptr<const CompiledValue> schema;
-  if (fr.wrapper && !fr.schema_null && fr.schema.present() && opt.use_schema) {
-    path_root = "value.schema";
-    schema = cached(value_schemas, rec.topic, fr.schema.view(), compile_value);
+  if (known_wrapper_ok && opt.recognise_repeated_schemas && opt.envelope != Envelope::Plain && opt.use_schema)
+    schema = known_wrapper(value_schemas, rec.topic, *rec.value, buf, fr, buf_offset);
+  known_wrapper_used = schema != nullptr;
+  if (!schema) {
+    load_padded(buf, *rec.value);
+    fr = unwrap(*rec.value, buf, opt.envelope != Envelope::Plain);
+    if (opt.envelope == Envelope::Schema && !fr.wrapper)
+      fail(DecodeErrorCode::NotAnEnvelope, "a {\"schema\":…,\"payload\":…} record (envelope: schema)");
+    if (fr.wrapper && !fr.schema_null && fr.schema.present() && opt.use_schema) {
+      path_root = "value.schema";
+      schema = cached(value_schemas, rec.topic, fr.schema.view(), compile_value);
+    }
   }
   if (fr.wrapper && trim_token(fr.payload.view()) == "null") {
     c.kind = Kind::Tombstone;

@@ -99,28 +99,44 @@ std::optional<Failure> Decoder::Impl::parse_key(const KafkaRecord& rec) {
   key_names.clear();
   key_b.clear();
   if (!rec.key || rec.key->empty()) return std::nullopt;
-  try {
+  // A key unwrapped by its known schema text that fails is read again
+  // through unwrap() (see known_wrapper()): the verdict is the full parse's.
+  for (const bool allow_known : {opt.recognise_repeated_schemas, false}) {
+    bool known = false;
+    try {
+      read_key(rec, allow_known, known);
+      return std::nullopt;
+    } catch (const Failure& f) {
+      key_b.clear();
+      key_names.clear();
+      if (!known) return f;
+    } catch (const simdjson::simdjson_error& e) {
+      key_b.clear();
+      key_names.clear();
+      if (!known) return Failure{DecodeErrorCode::InvalidJson, "key", "a JSON object key", e.what()};
+    }
+  }
+  return std::nullopt;  // not reached: the second pass never takes the known path
+}
+
+void Decoder::Impl::read_key(const KafkaRecord& rec, bool allow_known, bool& known) {
+  path.clear();
+  path_root = "key";
+  Frame fr;
+  size_t offset = 0;
+  std::shared_ptr<const SchemaNode> schema;
+  if (allow_known) schema = known_wrapper(key_schemas, rec.topic, *rec.key, keybuf, fr, offset);
+  known = schema != nullptr;
+  if (!known) {
     load_padded(keybuf, *rec.key);
-    path.clear();
-    path_root = "key";
-    Frame fr = unwrap(*rec.key, keybuf, true);
-    std::shared_ptr<const SchemaNode> schema;
+    fr = unwrap(*rec.key, keybuf, true);
     if (fr.wrapper && !fr.schema_null && fr.schema.present()) {
       schema = cached(key_schemas, rec.topic, fr.schema.view(), [](std::string_view t) { return compile_schema(t); });
     }
-    if (fr.wrapper && trim_token(fr.payload.view()) == "null") return std::nullopt;
-    convert_row(fr.payload, keybuf, schema ? schema.get() : nullptr, key_b, fr.wrapper ? "key.payload" : "key");
-    for (const auto& c : key_b.cols) key_names.emplace_back(key_b.name(c));
-  } catch (const Failure& f) {
-    key_b.clear();
-    key_names.clear();
-    return f;
-  } catch (const simdjson::simdjson_error& e) {
-    key_b.clear();
-    key_names.clear();
-    return Failure{DecodeErrorCode::InvalidJson, "key", "a JSON object key", e.what()};
   }
-  return std::nullopt;
+  if (fr.wrapper && trim_token(fr.payload.view()) == "null") return;
+  convert_row(fr.payload, keybuf, schema ? schema.get() : nullptr, key_b, fr.wrapper ? "key.payload" : "key");
+  for (const auto& c : key_b.cols) key_names.emplace_back(key_b.name(c));
 }
 
 void Decoder::Impl::identity_from_topic(std::string_view topic, Change& c) {

@@ -643,6 +643,7 @@ void Decoder::Impl::convert_row(Span span, const std::string& owner, const Schem
   sj::document doc = iterate(span.begin, static_cast<size_t>(span.end - span.begin), owner);
   sj::object obj = doc.get_object();
   convert_object(obj, schema, b, {}, nullptr);
+  expect_end(doc, owner);
   path.clear();
 }
 

@@ -167,6 +167,13 @@ struct Decoder::Impl {
   sj::parser parser;
   sj::document payload_doc;  // the record's payload, indexed once by scan_payload()
   bool payload_live = false;  // payload_doc is this record's (for error positions)
+  // Where buf[0] sits in the record's value: 0, or the payload's offset when
+  // a known schema let the record be unwrapped without parsing it.
+  size_t buf_offset = 0;
+  // known_wrapper() unwrapped this record's value; known_wrapper_ok is off
+  // while a record is decoded again through unwrap().
+  bool known_wrapper_used = false;
+  bool known_wrapper_ok = true;
   sj::parser aux_parser;  // embedded JSON (io.debezium.data.Json) while the row doc is live
   std::string buf, keybuf, auxbuf, jsonbuf;
   std::string scratch, scratch2;
@@ -419,6 +426,56 @@ struct Decoder::Impl {
 
   Frame unwrap(std::string_view value, const std::string& owner, bool allow_wrapper);
 
+  // A {schema, payload} record whose schema is byte for byte its topic's
+  // last one (JsonConverter repeats the same text in every record; it is
+  // ~80% of the bytes) is unwrapped by comparing that text instead of
+  // parsing it: only the payload is copied and indexed. Returns the compiled
+  // schema, or nullptr when the record does not start that way (unwrap()
+  // then decides). Content between the payload and the closing brace (more
+  // keys) is only found while the payload is read, as an error: a record
+  // that fails after this is decoded again through unwrap() (Decoder::decode),
+  // so the verdict and the error positions are those of the full parse.
+  template <typename T>
+  std::shared_ptr<const T> known_wrapper(const SchemaCache<T>& cache, std::string_view topic, std::string_view value,
+                                         std::string& owner, Frame& fr, size_t& offset) {
+    static constexpr std::string_view kOpen = "{\"schema\":";
+    static constexpr std::string_view kPayload = ",\"payload\":";
+    if (!value.starts_with(kOpen)) return nullptr;
+    auto it = cache.last_by_topic.find(topic);
+    if (it == cache.last_by_topic.end()) return nullptr;
+    const std::string& text = it->second.text;
+    const size_t at = kOpen.size() + text.size() + kPayload.size();
+    if (value.size() <= at || value.compare(kOpen.size(), text.size(), text) != 0 ||
+        value.compare(kOpen.size() + text.size(), kPayload.size(), kPayload) != 0)
+      return nullptr;
+    const std::string_view rest = value.substr(at);
+    load_padded(owner, rest);
+    const char* begin = owner.data();
+    const char* end = begin + rest.size();
+    while (begin < end && is_ws(*begin)) ++begin;
+    const char* close = end;
+    while (close > begin && is_ws(close[-1])) --close;
+    if (close == begin || close[-1] != '}') return nullptr;  // unwrap() names what is wrong
+    fr = Frame{};
+    fr.wrapper = true;
+    fr.schema_null = false;
+    fr.payload = Span{begin, end_before_close(begin, end)};
+    offset = at;
+    ++stats.schemas_recognised;
+    return it->second.compiled;
+  }
+
+  // Where `doc` has content after its root value (nullptr: none). simdjson
+  // On-Demand stops at the root's closing brace; whatever follows is only
+  // seen by asking.
+  static const char* leftover(sj::document& doc) {
+    const char* at = nullptr;
+    return doc.current_location().get(at) == simdjson::SUCCESS ? at : nullptr;
+  }
+  // A document's root object was read completely: more content after it is
+  // an error.
+  void expect_end(sj::document& doc, const std::string& owner);
+
   struct PayloadInfo {
     Span before, after;
     sj::json_type before_type = sj::json_type::null, after_type = sj::json_type::null;
@@ -450,6 +507,7 @@ struct Decoder::Impl {
   PayloadInfo scan_payload(Span payload, const std::string& owner, Change& c, bool flattened, std::string_view root,
                            const EagerImages* eager);
   std::optional<Failure> parse_key(const KafkaRecord& rec);
+  void read_key(const KafkaRecord& rec, bool allow_known, bool& known);
   void identity_from_topic(std::string_view topic, Change& c);
   void resolve_key_columns(Change& c);
 
