@@ -77,13 +77,23 @@ TableDdl& Pipeline::Impl::table_ddl(const Target& t) {
 // DESC, because `_schema` carries no CHAR/VARCHAR length, no nullability and
 // no default (fe TableSchemaAction), all of which a MODIFY must repeat.
 std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, TableDdl& td) {
-  auto res = deps_.doris.sql(t.db, "DESC " + schema::quote_ident(t.db) + "." + schema::quote_ident(t.table));
+  const std::string stmt = "DESC " + schema::quote_ident(t.db) + "." + schema::quote_ident(t.table);
+  auto res = deps_.doris.sql(t.db, stmt);
   if (auto* err = std::get_if<doris::DorisError>(&res)) {
     if (err->kind() == doris::ErrorKind::UnknownTable) {
       td.shape = {};
       return std::nullopt;
     }
-    return *err;
+    // The client named only the database; the error that stops or rewinds
+    // must say which table and statement, with Doris' answer as classified.
+    ErrorContext ctx = err->context();
+    ctx.table = t.name();
+    doris::DorisError named(err->kind(), err->disposition(),
+                            "table " + t.name() + ": its columns cannot be read (statement: " + stmt +
+                                "): " + err->message(),
+                            std::move(ctx));
+    named.error_url = err->error_url;
+    return named;
   }
   const auto& sql = std::get<doris::SqlResult>(res);
   auto col = [&](std::string_view name, size_t fallback) {
@@ -135,18 +145,14 @@ Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const ka
     ddl_.last_target = t;
     return Prepared::Proceed;
   }
-  if (!td.readable) return Prepared::Proceed;
   if (row_schema == nullptr && !change_.unknown_columns && td.shape.exists) return Prepared::Proceed;
   if (auto err = read_shape(t, td)) {
-    if (err->disposition() == Disposition::Retry) {
-      fail(*err, "schema lookup");
-      return Prepared::Stop;
-    }
-    // An FE without the HTTP query API: the table is loaded as it is.
-    log_->warn("table {}: its columns cannot be read (DESC: {}); no table creation or schema evolution for it",
-               t.name(), err->what());
-    td.readable = false;
-    return Prepared::Proceed;
+    // Its disposition decides, as for a load: a transient failure rewinds and
+    // retries after a backoff; any other stops the daemon with the cause
+    // (going on without the table's shape would only fail later, at the
+    // load, with a misleading "unknown table").
+    fail(*err, "schema lookup");
+    return Prepared::Stop;
   }
 
   if (!td.shape.exists) {
@@ -325,11 +331,19 @@ Pipeline::Impl::Prepared Pipeline::Impl::run_ddl(const Target& t, TableDdl& td, 
 
 Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDdl& td, const kafka::Message* msg) {
   const Target t{rec.db, rec.table};
+  // A DESC that fails is no refusal of the change (the bad-record policy does
+  // not apply): it stops the daemon with its cause, or, when transient,
+  // rewinds and retries; at recovery it ends the start.
+  auto lookup_failed = [&](const doris::DorisError& err) {
+    if (msg == nullptr && err.disposition() != Disposition::Retry) throw FatalStop{err};
+    fail(err, "schema lookup");
+    return Prepared::Stop;
+  };
   int attempt = 0;
   for (size_t i = 0; i < rec.steps.size();) {
     const state::DdlStep& step = rec.steps[i];
     if (auto err = read_shape(t, td)) {
-      if (err->disposition() != Disposition::Retry) return refuse(rec, td, step.statement, err->what(), msg);
+      if (err->disposition() != Disposition::Retry) return lookup_failed(*err);
       if (stop_.load()) {
         abort_open_epoch_stopping();
         return Prepared::Stop;
@@ -376,16 +390,10 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
     attempt = 0;
     ++i;
   }
-  if (auto err = read_shape(t, td); err || !std::all_of(rec.steps.begin(), rec.steps.end(), [&](const auto& s) {
-        return step_done(s, td.shape);
-      })) {
-    if (err && err->disposition() == Disposition::Retry) {
-      fail(*err, "schema lookup");
-      return Prepared::Stop;
-    }
+  if (auto err = read_shape(t, td)) return lookup_failed(*err);
+  if (!std::all_of(rec.steps.begin(), rec.steps.end(), [&](const auto& s) { return step_done(s, td.shape); }))
     return refuse(rec, td, rec.steps.empty() ? "" : rec.steps.back().statement,
-                  err ? err->what() : "Doris answered success, but DESC does not show the change", msg);
-  }
+                  "Doris answered success, but DESC does not show the change", msg);
   rec.state = state::DdlState::Done;
   try {
     deps_.store.put_ddl(rec);

@@ -31,7 +31,6 @@ bool step_done(const state::DdlStep& step, const TableShape& shape);
 
 struct TableDdl {
   bool loaded = false;       // settings and shape read
-  bool readable = true;      // DESC works (not on an FE without the query API)
   bool create_refused = false;  // auto_create refused under skip/dead_letter: the table's records are skipped
   TableSettings settings;
   TableShape shape;

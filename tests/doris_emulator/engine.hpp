@@ -136,7 +136,13 @@ struct Fault {
   std::string status, message, phase;
   int64_t bytes = 0, ms = 0, visible_after_ms = 1000;
   bool apply = false;  // fail_commit: commit first, then answer with the failure
-  bool reset = false;  // fail_commit: reset the connection instead of answering
+  bool reset = false;  // fail_commit, fail_query: reset the connection instead of answering
+  // fail_query / delay_query: statements containing `match` (case-insensitive;
+  // empty: every statement); fail_query answers HTTP `http_status` with a
+  // ResponseBody of `code` and `message`, or `message` alone when `raw`.
+  std::string match;
+  int64_t http_status = 200, code = 500;
+  bool raw = false;
   std::string to_json() const;
 };
 
@@ -232,6 +238,8 @@ class Engine {
   void clear_faults();
   // Consumes one use of the first matching fault of `type`.
   std::optional<Fault> take_fault(const std::string& type, const std::string& db, const std::string& table, int be);
+  // The same for a statement of the HTTP query API on `db` (fail_query, delay_query).
+  std::optional<Fault> take_query_fault(const std::string& type, const std::string& db, const std::string& stmt);
   // Peeks without consuming (BE offline state is a fault with remaining -1).
   bool be_offline(int be) const;
   // Called by the server when a fault toggles a BE's listener.
@@ -278,6 +286,7 @@ class Engine {
   int64_t next_db_id_ = 10001;
   int64_t next_table_id_ = 20001;
   std::vector<Fault> faults_;
+  std::optional<Fault> take_first(const std::function<bool(const Fault&)>& matches);
   int64_t next_fault_id_ = 1;
   std::map<std::string, std::string> error_logs_;
   std::vector<std::string> error_log_order_;

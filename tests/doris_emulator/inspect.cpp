@@ -5,6 +5,8 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <functional>
 
 namespace cdc2doris::emu {
 using namespace detail;
@@ -112,6 +114,14 @@ std::string Fault::to_json() const {
   if (type == "publish_timeout") o["visible_after_ms"] = visible_after_ms;
   if (apply) o["apply"] = true;
   if (reset) o["reset"] = true;
+  if (type == "fail_query" || type == "delay_query") {
+    o["match"] = match;
+    if (type == "fail_query") {
+      o["http_status"] = http_status;
+      o["code"] = code;
+      o["raw"] = raw;
+    }
+  }
   return boost::json::serialize(o);
 }
 
@@ -148,6 +158,10 @@ std::string Engine::add_fault(const std::string& body) {
   f.apply = b("apply");
   f.reset = b("reset");
   f.phase = s("phase", "body");
+  f.match = s("match");
+  f.http_status = i("http_status", 200);
+  f.code = i("code", 500);
+  f.raw = b("raw");
   if (f.remaining == 0) throw std::invalid_argument("count must be positive or -1");
   int64_t affected = 0;
   if (f.type == "fail_load") {
@@ -158,9 +172,13 @@ std::string Engine::add_fault(const std::string& body) {
   } else if (f.type == "fail_commit") {
     f.status = s("status", "ANALYSIS_ERROR");
     f.message = s("message", kFe + "injected commit failure");
+  } else if (f.type == "fail_query") {
+    f.status = s("status", "Internal Error");
+    f.message = s("message", "injected query failure");
+    if (f.http_status < 100 || f.http_status > 599) throw std::invalid_argument("http_status must be 100..599");
   } else if (f.type == "reset_after_bytes" || f.type == "delay_response" || f.type == "delay_continue" ||
              f.type == "delay_commit" || f.type == "publish_timeout" || f.type == "too_many_versions" ||
-             f.type == "running_txn_limit" || f.type == "schema_change_running") {
+             f.type == "running_txn_limit" || f.type == "schema_change_running" || f.type == "delay_query") {
   } else if (f.type == "be_offline" || f.type == "be_online") {
     if (f.be < 0 || f.be >= static_cast<int>(cfg_.be_addrs.size()))
       throw std::invalid_argument("be must be a BE index 0.." + std::to_string(cfg_.be_addrs.size() - 1));
@@ -218,17 +236,32 @@ void Engine::clear_faults() {
   faults_.clear();
 }
 
-std::optional<Fault> Engine::take_fault(const std::string& type, const std::string& db, const std::string& table, int be) {
+std::optional<Fault> Engine::take_first(const std::function<bool(const Fault&)>& matches) {
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
-    if (it->type != type) continue;
-    if (!it->db.empty() && it->db != db) continue;
-    if (!it->table.empty() && it->table != table) continue;
-    if (it->be >= 0 && it->be != be) continue;
+    if (!matches(*it)) continue;
     Fault f = *it;
     if (it->remaining > 0 && --it->remaining == 0) faults_.erase(it);
     return f;
   }
   return std::nullopt;
+}
+
+std::optional<Fault> Engine::take_fault(const std::string& type, const std::string& db, const std::string& table, int be) {
+  return take_first([&](const Fault& f) {
+    return f.type == type && (f.db.empty() || f.db == db) && (f.table.empty() || f.table == table) &&
+           (f.be < 0 || f.be == be);
+  });
+}
+
+std::optional<Fault> Engine::take_query_fault(const std::string& type, const std::string& db, const std::string& stmt) {
+  auto lower = [](std::string v) {
+    for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return v;
+  };
+  const std::string lowered = lower(stmt);
+  return take_first([&](const Fault& f) {
+    return f.type == type && (f.db.empty() || f.db == db) && lowered.find(lower(f.match)) != std::string::npos;
+  });
 }
 
 bool Engine::be_offline(int be) const {

@@ -118,6 +118,15 @@ std::string fe_body(const std::string& msg, int code, const boost::json::value& 
   return boost::json::serialize(boost::json::object{{"msg", msg}, {"code", code}, {"data", data}, {"count", 0}});
 }
 
+// The `stmt` of an HTTP query API request body ("" when there is none).
+std::string statement_of(const std::string& body) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(body, ec);
+  if (ec || !v.is_object()) return {};
+  const auto* stmt = v.as_object().if_contains("stmt");
+  return stmt && stmt->is_string() ? std::string(stmt->as_string()) : std::string();
+}
+
 std::string rest_result(bool ok, const std::string& msg) {
   return boost::json::serialize(boost::json::object{{"status", ok ? "OK" : "FAILED"}, {"msg", msg}});
 }
@@ -501,6 +510,22 @@ struct Server::Impl {
     if (!fe_redirect && !co_await read_small_body(s, buf, p, &body)) co_return false;
     if (be >= 0 && put && twopc_path)
       if (auto f = eng.take_fault("delay_commit", sg[1], "", be); f) co_await delay(f->ms);
+    if (be < 0 && method == http::verb::post && sg.size() == 4 && sg[0] == "api" && sg[1] == "query") {
+      const std::string stmt = statement_of(body);
+      if (auto f = eng.take_query_fault("delay_query", sg[3], stmt)) co_await delay(f->ms);
+      if (auto f = eng.take_query_fault("fail_query", sg[3], stmt)) {
+        if (f->reset) {
+          reset(s);
+          co_return false;
+        }
+        // Built outside the co_await: GCC 12 destroys a conditional
+        // expression's temporary twice in a coroutine's argument list.
+        std::string answer = f->message;
+        if (!f->raw) answer = fe_body(f->status, static_cast<int>(f->code), boost::json::string(f->message));
+        co_return co_await send(s, static_cast<http::status>(f->http_status), std::move(answer), "application/json",
+                                keep);
+      }
+    }
     Resp r = be < 0 ? route_fe(method, t, h, authz, body) : route_be(method, t, h, authz, be);
     if (be >= 0) r.gz = accepts_gz && r.st == http::status::ok;
     if (r.reset) {

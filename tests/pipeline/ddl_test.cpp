@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -119,22 +120,26 @@ struct World {
     return c;
   }
 
-  // Runs until `records` more records were processed (or the pipeline ends), then stops.
-  pipeline::RunResult run(uint64_t records, pipeline::PipelineConfig cfg) {
+  // Runs until `done` holds (or the pipeline ends, or 30 s passed), then stops.
+  pipeline::RunResult run_until(const std::function<bool()>& done, pipeline::PipelineConfig cfg) {
     router = std::make_unique<pipeline::ExplicitRouter>(std::map<std::string, pipeline::Target>{}, settings);
     pipeline::Dependencies deps{source, *client, store, *router, metrics, nullptr};
     pipeline::Pipeline p(cfg, decoding, deps);
     std::optional<pipeline::RunResult> result;
-    const uint64_t want = metrics.records_consumed.load() + records;
     std::atomic<bool> finished{false};
     std::thread t([&] {
       result = p.run();
       finished = true;
     });
-    source.wait_for([&] { return finished.load() || metrics.records_consumed.load() >= want; }, 30s);
+    source.wait_for([&] { return finished.load() || done(); }, 30s);
     p.request_stop();
     t.join();
     return *result;
+  }
+  // Runs until `records` more records were processed.
+  pipeline::RunResult run(uint64_t records, pipeline::PipelineConfig cfg) {
+    const uint64_t want = metrics.records_consumed.load() + records;
+    return run_until([&] { return metrics.records_consumed.load() >= want; }, std::move(cfg));
   }
   pipeline::RunResult run(uint64_t records) { return run(records, config()); }
 
@@ -308,6 +313,79 @@ TEST_CASE("schema evolution: a running schema change is waited out", "[pipeline]
   REQUIRE_FALSE(w.run(1).error);
   CHECK(w.emu.rows("d", "t") == std::vector<std::string>{R"({"id":1,"a":10,"b":"x"})"});
   CHECK(w.ddl_count("t", "add") == 1);
+}
+
+// A table to create from the record's schema (kV1), whose DESC meets `fault`.
+void missing_table_with_desc_fault(World& w, const std::string& fault) {
+  w.topic("n");
+  auto& s = w.set("n");
+  s.auto_create = true;
+  s.create.properties["replication_num"] = "1";
+  w.emu.fault(fault);
+  w.produce("n", kV1, 1, R"({"id":1,"a":10})");
+}
+
+TEST_CASE("auto_create: a DESC failing for another reason than a missing table stops the daemon with its cause",
+          "[pipeline][ddl][auto_create]") {
+  World w;
+  std::string fault, doris_says;
+  SECTION("access denied (ResponseBody code 1)") {
+    doris_says = "Access denied; you need (at least one of) the SELECT_PRIV privilege(s) for table 'n'";
+    fault = R"({"type":"fail_query","match":"DESC `d`.`n`","count":-1,"code":1,"status":"Error","message":"errCode = 2, detailMessage = )" +
+            doris_says + "\"}";
+  }
+  SECTION("HTTP 401") {
+    doris_says = "http_status=401";
+    fault = R"({"type":"fail_query","match":"DESC","count":-1,"http_status":401,"message":"bad credentials"})";
+  }
+  SECTION("HTTP 404: an FE without the query API") {
+    doris_says = "http_status=404";
+    fault = R"({"type":"fail_query","match":"DESC","count":-1,"http_status":404,"code":404,"message":"Not Found"})";
+  }
+  missing_table_with_desc_fault(w, fault);
+  auto res = w.run(1);
+  REQUIRE(res.error);
+  INFO(res.error->what());
+  CHECK(res.error->disposition() != Disposition::Retry);
+  CHECK_THAT(res.error->what(), Catch::Contains("table d.n: its columns cannot be read (statement: DESC `d`.`n`)"));
+  CHECK_THAT(res.error->what(), Catch::Contains(doris_says));
+  // Not the symptom the daemon used to stop with, one load later.
+  CHECK_THAT(res.error->what(), !Catch::Contains("unknown", Catch::CaseSensitive::No));
+  CHECK(w.ddl_count("n", "create") == 0);
+  CHECK(w.store.committed_offsets().empty());
+}
+
+TEST_CASE("auto_create: a DESC failing transiently is retried with the pipeline's backoff, then the table is created",
+          "[pipeline][ddl][auto_create]") {
+  World w;
+  // More failures than the client's own attempts (4): the pipeline rewinds and asks again.
+  SECTION("HTTP 503") {
+    missing_table_with_desc_fault(w, R"({"type":"fail_query","match":"DESC","count":5,"http_status":503})");
+  }
+  SECTION("FE error (ResponseBody code 500)") {
+    missing_table_with_desc_fault(w, R"({"type":"fail_query","match":"DESC","count":5})");
+  }
+  SECTION("connection reset") {
+    missing_table_with_desc_fault(w, R"({"type":"fail_query","match":"DESC","count":5,"reset":true})");
+  }
+  SECTION("malformed answer") {
+    missing_table_with_desc_fault(w, R"({"type":"fail_query","match":"DESC","count":2,"raw":true,"message":"{\"msg\":\"success\",\"code\":0,\"data\":null}"})");
+  }
+  SECTION("timeout") {
+    doris::ClientConfig cc;
+    cc.fe_urls = {w.emu.fe()};
+    cc.user = "root";
+    cc.timeouts.request = 200ms;
+    cc.retry.max_attempts = 1;
+    w.client = doris::make_client(cc);
+    missing_table_with_desc_fault(w, R"({"type":"delay_query","match":"DESC","count":2,"ms":1000})");
+  }
+  // A record consumed once is not enough: it must come round again after the rewind.
+  REQUIRE_FALSE(w.run_until([&] { return w.ddl_count("n", "create") == 1; }, w.config()).error);
+  CHECK(w.metrics.snapshot().rewinds_by_reason["schema lookup"] >= 1);
+  CHECK(w.desc("n") == std::vector<std::string>{"id BIGINT", "a INT"});
+  CHECK(w.emu.rows("d", "n") == std::vector<std::string>{R"({"id":1,"a":10})"});
+  CHECK(w.ddl_count("n", "create") == 1);
 }
 
 TEST_CASE("schema evolution: schemaless keys the table lacks are added as new_column_type, or refused",

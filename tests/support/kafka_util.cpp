@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <stdexcept>
+#include <functional>
 #include <thread>
 
 namespace cdc2doris::test {
@@ -96,15 +97,14 @@ void wait_for_partition_count(rd_kafka_t* rk, const std::string& topic, int part
                            " partitions in its metadata");
 }
 
-}  // namespace
-
-void create_topic(const std::string& bootstrap, const std::string& topic, int partitions) {
-  Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap);
-  char err[512];
-  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, err, sizeof err);
-  if (nt == nullptr) throw std::runtime_error(std::string("NewTopic: ") + err);
-  rd_kafka_queue_t* q = rd_kafka_queue_new(rk.get());
-  rd_kafka_CreateTopics(rk.get(), &nt, 1, nullptr, q);
+// Runs one admin request on a queue of its own (`start` sends it there) and
+// waits 30 s for its answer: "" when it and every topic in it succeeded
+// (`tolerated` counts as success), else what failed.
+std::string admin_request(rd_kafka_t* rk, const std::function<void(rd_kafka_queue_t*)>& start,
+                          const std::function<const rd_kafka_topic_result_t**(rd_kafka_event_t*, size_t*)>& topics,
+                          rd_kafka_resp_err_t tolerated = RD_KAFKA_RESP_ERR_NO_ERROR) {
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk);
+  start(q);
   rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30000);
   std::string failure;
   if (ev == nullptr) {
@@ -113,14 +113,30 @@ void create_topic(const std::string& bootstrap, const std::string& topic, int pa
     failure = rd_kafka_event_error_string(ev);
   } else {
     size_t n = 0;
-    const rd_kafka_topic_result_t** res = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
-    for (size_t i = 0; i < n; ++i)
-      if (rd_kafka_topic_result_error(res[i]) != RD_KAFKA_RESP_ERR_NO_ERROR &&
-          rd_kafka_topic_result_error(res[i]) != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
-        failure = rd_kafka_topic_result_error_string(res[i]);
+    const rd_kafka_topic_result_t** res = topics(ev, &n);
+    for (size_t i = 0; i < n; ++i) {
+      const rd_kafka_resp_err_t e = rd_kafka_topic_result_error(res[i]);
+      if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != tolerated) failure = rd_kafka_topic_result_error_string(res[i]);
+    }
   }
   if (ev) rd_kafka_event_destroy(ev);
   rd_kafka_queue_destroy(q);
+  return failure;
+}
+
+}  // namespace
+
+void create_topic(const std::string& bootstrap, const std::string& topic, int partitions) {
+  Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap);
+  char err[512];
+  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, err, sizeof err);
+  if (nt == nullptr) throw std::runtime_error(std::string("NewTopic: ") + err);
+  const std::string failure = admin_request(
+      rk.get(), [&](rd_kafka_queue_t* q) { rd_kafka_CreateTopics(rk.get(), &nt, 1, nullptr, q); },
+      [](rd_kafka_event_t* ev, size_t* n) {
+        return rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), n);
+      },
+      RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS);
   rd_kafka_NewTopic_destroy(nt);
   if (!failure.empty()) throw std::runtime_error("create topic " + topic + ": " + failure);
   // Metadata propagates asynchronously; wait until the leader is known so the
@@ -133,24 +149,11 @@ void add_partitions(const std::string& bootstrap, const std::string& topic, int 
   char err[512];
   rd_kafka_NewPartitions_t* np = rd_kafka_NewPartitions_new(topic.c_str(), static_cast<size_t>(total), err, sizeof err);
   if (np == nullptr) throw std::runtime_error(std::string("NewPartitions: ") + err);
-  rd_kafka_queue_t* q = rd_kafka_queue_new(rk.get());
-  rd_kafka_CreatePartitions(rk.get(), &np, 1, nullptr, q);
-  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30000);
-  std::string failure;
-  if (ev == nullptr) {
-    failure = "timed out";
-  } else if (rd_kafka_event_error(ev)) {
-    failure = rd_kafka_event_error_string(ev);
-  } else {
-    size_t n = 0;
-    const rd_kafka_topic_result_t** res =
-        rd_kafka_CreatePartitions_result_topics(rd_kafka_event_CreatePartitions_result(ev), &n);
-    for (size_t i = 0; i < n; ++i)
-      if (rd_kafka_topic_result_error(res[i]) != RD_KAFKA_RESP_ERR_NO_ERROR)
-        failure = rd_kafka_topic_result_error_string(res[i]);
-  }
-  if (ev) rd_kafka_event_destroy(ev);
-  rd_kafka_queue_destroy(q);
+  const std::string failure = admin_request(
+      rk.get(), [&](rd_kafka_queue_t* q) { rd_kafka_CreatePartitions(rk.get(), &np, 1, nullptr, q); },
+      [](rd_kafka_event_t* ev, size_t* n) {
+        return rd_kafka_CreatePartitions_result_topics(rd_kafka_event_CreatePartitions_result(ev), n);
+      });
   rd_kafka_NewPartitions_destroy(np);
   if (!failure.empty()) throw std::runtime_error("add partitions to " + topic + ": " + failure);
   wait_for_partition_count(rk.get(), topic, total);

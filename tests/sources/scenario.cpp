@@ -1,0 +1,276 @@
+#include "tests/sources/scenario.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include "tests/support/kafka_broker.hpp"
+#include "tests/support/kafka_util.hpp"
+
+namespace cdc2doris::test::sources {
+
+using namespace std::chrono_literals;
+
+std::string Matrix::insert(int row, int shift) const {
+  std::string names = "id", vals = std::to_string(row);
+  for (const auto& c : columns) {
+    names += ", " + c.name;
+    vals += ", " + c.values[static_cast<size_t>(row + shift) % c.values.size()];
+  }
+  return set_zone(zones[static_cast<size_t>(row) % zones.size()]) + "INSERT INTO types (" + names + ") VALUES (" +
+         vals + ");\n";
+}
+
+std::string Matrix::changes() const {
+  std::string upd;
+  for (int r = 0; r < 4; ++r) {
+    upd += set_zone(zones[static_cast<size_t>(r + 2) % zones.size()]) + "UPDATE types SET ";
+    bool first = true;
+    for (const auto& c : columns) {
+      upd += std::string(first ? "" : ", ") + c.name + " = " + c.values[static_cast<size_t>(r + 7) % c.values.size()];
+      first = false;
+    }
+    upd += " WHERE id = " + std::to_string(r * 3) + ";\n";
+  }
+  upd += "DELETE FROM types WHERE id IN (1, " + std::to_string(rows + 1) + ");\n";
+  upd += "UPDATE types SET id = 1000 WHERE id = 2;\n";
+  return upd;
+}
+
+std::vector<WorkTable> work_tables(const std::map<std::string, std::string>& render) {
+  std::vector<WorkTable> tables{
+      {"w_orders",
+       {{"id", "BIGINT"}},
+       {{"qty", "INT"}, {"note", "STRING"}, {"big", "STRING"}, {"price", "DECIMAL(12,2)"}, {"ts", "DATETIME(6)"},
+        {"doc", "JSON"}},
+       {}},
+      {"w_lines", {{"order_id", "BIGINT"}, {"line", "INT"}}, {{"sku", "VARCHAR(80)"}, {"amount", "DECIMAL(10,3)"}}, {}},
+  };
+  for (auto& t : tables)
+    for (const auto* part : {&t.key, &t.cols})
+      for (const auto& [name, type] : *part) {
+        auto r = render.find(name);
+        t.expected.emplace_back(name, r == render.end() ? name : r->second);
+      }
+  return tables;
+}
+
+std::string routing_tables(const Mode& m,
+                           const std::map<std::string, std::map<std::string, std::string>>& plain_epoch_units) {
+  std::map<std::string, std::string> tables{
+      {"w_orders", "      sequence_col: src_pos\n      sequence_from_source_position: true\n"}};
+  if (m.schemas) {
+    tables["w_evo"] = "      auto_create: true\n      schema_evolution: full\n";
+  } else {
+    for (const auto& [table, units] : plain_epoch_units) {
+      tables[table] += "      epoch_units:\n";
+      for (const auto& [column, unit] : units) tables[table] += "        " + column + ": " + unit + "\n";
+    }
+  }
+  std::string y = m.schemas ? std::string() : std::string("  exclude: ['.*\\.w_evo']\n");
+  y += "  tables:\n";
+  for (const auto& [table, settings] : tables) y += "    " + m.doris_db + "." + table + ":\n" + settings;
+  return y;
+}
+
+void create_doris_tables(Emulator& emu, const Mode& m, const Matrix& matrix, const std::vector<WorkTable>& tables) {
+  emu.sql("", "CREATE DATABASE " + m.doris_db);
+  NamedExprs cols;
+  for (const auto& c : matrix.columns) cols.emplace_back(c.name, c.doris(m.schemas));
+  emu.sql(m.doris_db, doris_ddl("types", {{"id", "INT"}}, cols));
+  // w_orders orders its rows by the source position (binlog position /
+  // LSN) in a Doris sequence column, configured under the target name.
+  for (const auto& t : tables)
+    emu.sql(m.doris_db, doris_ddl(t.name, t.key, t.cols, t.name == "w_orders" ? "src_pos" : ""));
+  emu.sql(m.doris_db, "CREATE TABLE marker (id INT NOT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+}
+
+uint32_t workload_seed() {
+  const char* seed_env = std::getenv("CDC2DORIS_SOURCE_SEED");
+  return seed_env ? static_cast<uint32_t>(std::stoul(seed_env)) : std::random_device{}();
+}
+
+void run_workload_with_evolution(Workload& workload, const std::vector<std::string>& evolution,
+                                 const std::function<void(const std::string&)>& exec) {
+  for (size_t slice = 0; slice < 4; ++slice) {
+    exec(workload.transactions(50));
+    for (size_t i = slice * 4; i < std::min(evolution.size(), (slice + 1) * 4); ++i) exec(evolution[i]);
+    std::this_thread::sleep_for(300ms);
+  }
+}
+
+std::map<std::string, std::unique_ptr<Daemon>> start_daemons(const std::vector<Mode>& modes,
+                                                             const std::string& bootstrap, Emulator& emu,
+                                                             const std::function<std::string(const Mode&)>& routing) {
+  std::map<std::string, std::unique_ptr<Daemon>> daemons;
+  for (const auto& m : modes)
+    daemons[m.prefix] = std::make_unique<Daemon>("daemon-" + m.prefix, bootstrap, "^" + m.prefix + "\\\\..*",
+                                                 emu.fe(), m.doris_db, routing(m));
+  return daemons;
+}
+
+void wait_for_snapshot(const std::string& bootstrap, const std::vector<Mode>& modes, const std::string& schema,
+                       int matrix_rows, KafkaConnect& connect, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    bool all = true;
+    for (const auto& m : modes) {
+      auto ends = end_offsets(bootstrap, m.prefix + ".");
+      for (const char* t : {"types", "w_orders", "w_lines", "marker"}) {
+        auto it = ends.find(m.prefix + "." + schema + "." + t + "[0]");
+        if (it == ends.end() || it->second == 0) all = false;
+      }
+      auto it = ends.find(m.prefix + "." + schema + ".types[0]");
+      if (it == ends.end() || it->second < matrix_rows) all = false;
+    }
+    if (all) return;
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::string have, status;
+      for (const auto& m : modes) {
+        for (const auto& [tp, end] : end_offsets(bootstrap, m.prefix + ".")) have += tp + "=" + std::to_string(end) + " ";
+        status += connect.status(m.prefix) + "\n";
+      }
+      throw std::runtime_error("the Debezium snapshot did not reach Kafka (" + have + "):\n" + status +
+                               connect.log_tail());
+    }
+    std::this_thread::sleep_for(500ms);
+  }
+}
+
+void wait_for_marker(const std::string& bootstrap, const std::vector<Mode>& modes, const std::string& schema,
+                     KafkaConnect& connect, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (const auto& m : modes) {
+    const std::string topic = m.prefix + "." + schema + ".marker";
+    for (;;) {
+      auto ends = end_offsets(bootstrap, topic);
+      auto it = ends.find(topic + "[0]");
+      if (it != ends.end() && it->second >= 2) break;
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("the last change did not reach Kafka (" + m.prefix + "):\n" + connect.log_tail());
+      std::this_thread::sleep_for(300ms);
+    }
+  }
+}
+
+namespace {
+
+// With CDC2DORIS_SOURCE_DUMP_DIR set, a failing table's Kafka records are
+// written there (one `offset key value` line each) with the Connect log, for
+// diagnosis.
+void dump_topic(const std::string& topic, const std::map<std::string, int64_t>& ends,
+                const std::filesystem::path& connect_log) {
+  const char* dir = std::getenv("CDC2DORIS_SOURCE_DUMP_DIR");
+  if (dir == nullptr || *dir == 0) return;
+  std::filesystem::copy_file(connect_log, std::string(dir) + "/connect.log",
+                             std::filesystem::copy_options::overwrite_existing);
+  auto it = ends.find(topic + "[0]");
+  if (it == ends.end()) return;
+  auto recs = consume_all(KafkaBroker::shared().bootstrap(), topic, static_cast<size_t>(it->second), 60s);
+  std::ofstream out(std::string(dir) + "/" + topic + ".records");
+  for (const auto& r : recs) out << r.offset << " " << r.key.value_or("null") << " " << r.value.value_or("null") << "\n";
+}
+
+}  // namespace
+
+void ScenarioState::run(const std::function<void()>& setup) {
+  try {
+    setup();
+  } catch (const std::exception& e) {
+    setup_error = e.what();
+  }
+}
+
+void ScenarioState::snapshot(const Matrix& matrix, WorkloadDialect dialect, const std::vector<Mode>& modes,
+                             const std::vector<WorkTable>& tables,
+                             const std::function<void(const std::string&)>& exec) {
+  seed = workload_seed();
+  workload = std::make_unique<Workload>(seed, std::move(dialect));
+  std::string snap;
+  for (int r = 0; r < matrix.rows; ++r) snap += matrix.insert(r, 0);
+  exec(snap);
+  exec(workload->transactions(60));
+  emu = std::make_unique<Emulator>(EmulatorOptions{});
+  for (const auto& m : modes) create_doris_tables(*emu, m, matrix, tables);
+}
+
+void ScenarioState::create_connector(const Mode& m, std::map<std::string, std::string> config,
+                                     const std::string& w_evo_columns) {
+  const std::string s = m.schemas ? "true" : "false";
+  config["tasks.max"] = "1";
+  config["topic.prefix"] = m.prefix;
+  config["key.converter"] = "org.apache.kafka.connect.json.JsonConverter";
+  config["key.converter.schemas.enable"] = s;
+  config["value.converter"] = "org.apache.kafka.connect.json.JsonConverter";
+  config["value.converter.schemas.enable"] = s;
+  // The exact source types (varchar(10), int) for w_evo's created and widened columns.
+  config["column.propagate.source.type"] = w_evo_columns;
+  connect->create_connector(m.prefix, std::move(config));
+}
+
+void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s) {
+  REQUIRE(s.setup_error == "");
+  INFO("workload seed " << s.seed << " (CDC2DORIS_SOURCE_SEED reproduces it)");
+  Emulator& emu = *s.emu;
+  Daemon& d = *s.daemons.at(m.prefix);
+  const std::filesystem::path connect_log = s.connect->dir() / "connect.log";
+  const auto ends = end_offsets(KafkaBroker::shared().bootstrap(), m.prefix + ".");
+  const std::string lag = wait_committed(emu, d, ends, 180s);
+  INFO("daemon log:\n" << d.log_tail());
+  REQUIRE(lag == "");
+  const std::string topics = m.prefix + "." + c.schema + ".";
+
+  NamedExprs types_expected{{"id", "id"}};
+  for (const auto& col : c.matrix->columns) types_expected.emplace_back(col.name, expected_expr(col, m.schemas));
+  const auto src_types = c.source_rows("types", types_expected);
+  CHECK(src_types.size() == c.matrix->rows_after_changes());
+  {
+    INFO("table types");
+    const auto diff = compare_rows(src_types, emu.rows(m.doris_db, "types"), {"id"});
+    CHECK(diff == "");
+    if (!diff.empty()) dump_topic(topics + "types", ends, connect_log);
+  }
+  size_t workload_rows = 0;
+  for (const auto& t : c.tables) {
+    INFO("table " << t.name);
+    std::vector<std::string> key;
+    for (const auto& k : t.key) key.push_back(k.first);
+    const auto src = c.source_rows(t.name, t.expected);
+    workload_rows += src.size();
+    const auto doris_rows = emu.rows(m.doris_db, t.name);
+    const auto diff = compare_rows(src, doris_rows, key);
+    CHECK(diff == "");
+    if (t.name == "w_orders") {  // the sequence column is set by the target-keyed setting
+      size_t unset = 0;
+      for (const auto& r : doris_rows) unset += r.find("\"src_pos\":null") != std::string::npos;
+      CHECK(unset == 0);
+    }
+    if (!diff.empty()) dump_topic(topics + t.name, ends, connect_log);
+  }
+  if (m.schemas) {
+    // Created from the snapshot; b added, c added with its default (the rows
+    // already there read 7 in both), a int -> bigint, s varchar(10) ->
+    // varchar(50), old renamed (its values kept), gone dropped.
+    INFO("table w_evo");
+    const auto src =
+        c.source_rows("w_evo", {{"id", "id"}, {"a", "a"}, {"s", "s"}, {"renamed", "renamed"}, {"b", "b"}, {"c", "c"}});
+    CHECK(src.size() == 54);
+    CHECK(compare_rows(src, emu.rows(m.doris_db, "w_evo"), {"id"}) == "");
+    const std::string desc = emu.query(m.doris_db, "DESC w_evo");
+    for (const char* col : {R"x(["id","BIGINT")x", R"x(["a","BIGINT")x", R"x(["s","VARCHAR(200)")x",
+                            R"x(["renamed","TEXT")x", R"x(["b","INT")x", R"x(["c","INT")x"})
+      CHECK_THAT(desc, Catch::Contains(col));
+    CHECK(desc.find("\"gone\"") == std::string::npos);
+  }
+  size_t records = 0;
+  for (const auto& [tp, end] : ends) records += static_cast<size_t>(end);
+  WARN("mode " << m.prefix << ": " << records << " Kafka records (incl. tombstones), " << src_types.size()
+               << " type-matrix rows, " << workload_rows << " workload rows compared");
+}
+
+}  // namespace cdc2doris::test::sources

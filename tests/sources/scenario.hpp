@@ -1,0 +1,135 @@
+#pragma once
+// The scenario both real-source end-to-end tests (PostgreSQL, MariaDB) run,
+// apart from their database and connector: the type matrix's rows and later
+// changes, the workload tables and w_evo in Doris and in the routing, the
+// workload interleaved with w_evo's schema changes, waiting for the snapshot
+// and the last change in Kafka, and the final check of every Doris row
+// against the source.
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/sources/source_e2e.hpp"
+#include "tests/sources/workload.hpp"
+#include "tests/support/kafka_connect.hpp"
+
+namespace cdc2doris::test::sources {
+
+using NamedExprs = std::vector<std::pair<std::string, std::string>>;
+
+// One converter mode: a connector (its topic prefix) and a daemon of its own.
+struct Mode {
+  std::string prefix;    // Debezium topic.prefix
+  std::string doris_db;  // target Doris database
+  bool schemas;          // JsonConverter with schemas
+};
+
+// The type matrix's rows as SQL, each row in a session zone of its own.
+struct Matrix {
+  std::vector<Column> columns;
+  std::vector<std::string> zones;
+  std::string (*set_zone)(const std::string& zone);  // the statement setting the session zone
+  int rows;  // rows of the snapshot, and as many streamed
+
+  // Row `row`, column c taking its value values[(row + shift) % size].
+  std::string insert(int row, int shift) const;
+  // After both halves: rows 0, 3, 6, 9 updated with other rows' values, row
+  // 1 and the second half's row 1 deleted, row 2's key changed to 1000.
+  std::string changes() const;
+  // Rows the source holds after changes().
+  size_t rows_after_changes() const { return static_cast<size_t>(2 * rows - 2); }
+};
+
+// The workload's tables (workload.hpp): Doris key and columns, and per column
+// the source-side SQL rendering it as Doris holds it.
+struct WorkTable {
+  std::string name;
+  NamedExprs key;       // name, Doris type
+  NamedExprs cols;      // name, Doris type
+  NamedExprs expected;  // name, source expression (all columns)
+};
+// `render`: the source expressions of the columns that are not their own
+// rendering (w_orders: price, ts, doc; w_lines: amount).
+std::vector<WorkTable> work_tables(const std::map<std::string, std::string>& render);
+
+// Settings under `routing:`: w_orders takes its sequence column from the
+// source position; with schemas, w_evo is created from the snapshot and
+// evolved under `full` (docs/schema-evolution.md); schemaless records cannot
+// say renames, drops or widenings, so that daemon leaves w_evo out and gives
+// epoch integers of DATETIME columns their unit (`plain_epoch_units`: table ->
+// column -> unit; the magnitude rule cannot tell microseconds of year 9999
+// from nanoseconds).
+std::string routing_tables(const Mode& m,
+                           const std::map<std::string, std::map<std::string, std::string>>& plain_epoch_units);
+
+// The Doris database of `m` with `types` (the matrix), the workload tables and marker.
+void create_doris_tables(Emulator& emu, const Mode& m, const Matrix& matrix, const std::vector<WorkTable>& tables);
+
+// The seed of the random workload: CDC2DORIS_SOURCE_SEED, else random.
+uint32_t workload_seed();
+
+// The source table w_evo is `CREATE TABLE w_evo (id <bigint> PRIMARY KEY, a
+// <int>, s <varchar(10)>, old <text>, gone <int>)` with rows 1..20 in the
+// snapshot; `evolution` its schema changes in the source's dialect, rows of
+// the old and new shapes around each. Four slices of 50 workload
+// transactions, each followed by four of the statements (each its own
+// transaction), run through `exec`.
+void run_workload_with_evolution(Workload& workload, const std::vector<std::string>& evolution,
+                                 const std::function<void(const std::string&)>& exec);
+
+// A daemon per mode, consuming its prefix's topics into its database.
+std::map<std::string, std::unique_ptr<Daemon>> start_daemons(const std::vector<Mode>& modes,
+                                                             const std::string& bootstrap, Emulator& emu,
+                                                             const std::function<std::string(const Mode&)>& routing);
+
+// Topics are `<prefix>.<schema>.<table>` (PostgreSQL: public, MariaDB: the database).
+// Until every mode's types, w_orders, w_lines and marker topics have records
+// (types at least `matrix_rows`).
+void wait_for_snapshot(const std::string& bootstrap, const std::vector<Mode>& modes, const std::string& schema,
+                       int matrix_rows, KafkaConnect& connect, std::chrono::seconds timeout);
+// Until the marker row written last (the table's second record) is in Kafka for every mode.
+void wait_for_marker(const std::string& bootstrap, const std::vector<Mode>& modes, const std::string& schema,
+                     KafkaConnect& connect, std::chrono::seconds timeout);
+
+// What a source's scenario holds besides its database. It is set up once
+// per test binary (`setup` through run()); both test cases compare their own
+// Doris database against the same source, and report a setup failure.
+struct ScenarioState {
+  std::unique_ptr<KafkaConnect> connect;
+  std::unique_ptr<Emulator> emu;
+  std::map<std::string, std::unique_ptr<Daemon>> daemons;  // by topic prefix
+  std::unique_ptr<Workload> workload;
+  uint32_t seed = 0;
+  std::string setup_error;
+
+  void run(const std::function<void()>& setup);
+  // The snapshot's rows through `exec` (half the type matrix and a first
+  // workload slice), and every mode's Doris tables.
+  void snapshot(const Matrix& matrix, WorkloadDialect dialect, const std::vector<Mode>& modes,
+                const std::vector<WorkTable>& tables, const std::function<void(const std::string&)>& exec);
+  // Starts the connector of `m`: `config` plus the JsonConverter (with or
+  // without schemas) and the exact source types of w_evo's columns
+  // (`w_evo_columns`: the regex of its columns for column.propagate.source.type).
+  void create_connector(const Mode& m, std::map<std::string, std::string> config, const std::string& w_evo_columns);
+};
+
+// What the final check compares for one source.
+struct SourceCheck {
+  std::string schema;  // topic name part, as above
+  const Matrix* matrix = nullptr;
+  std::vector<WorkTable> tables;
+  // The source table's rows, `cols` (name, expression) as one JSON object a line.
+  std::function<std::vector<std::string>(const std::string& table, const NamedExprs& cols)> source_rows;
+};
+
+// Waits until the mode's daemon committed every record in Kafka, then
+// compares every table's Doris rows with the source's (and, with schemas,
+// w_evo's rows and final columns).
+void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s);
+
+}  // namespace cdc2doris::test::sources
