@@ -1191,6 +1191,24 @@ class LoadStreamImpl final : public LoadStream {
     return std::nullopt;
   }
 
+  std::optional<DorisError> write_from(std::string& rows) override {
+    // A caller's chunk's worth of rows with nothing of ours pending becomes
+    // the chunk itself. A chunk is then up to twice chunk_ bytes: push()
+    // waits for room for it, so the buffer cap holds as for write().
+    if (gzip_ || finished_ || !cur_.empty() || rows.size() < chunk_ || rows.size() > 2 * chunk_)
+      return LoadStream::write_from(rows);
+    if (auto e = current_error()) {
+      rows.clear();
+      return e;
+    }
+    start();
+    raw_bytes_ += rows.size();
+    cur_.swap(rows);  // `rows` gets cur_'s buffer: empty, maybe a recycled one
+    auto err = push();
+    st_->pending_bytes.store(cur_.size(), std::memory_order_relaxed);
+    return err;
+  }
+
   std::variant<LoadResult, DorisError> finish() override {
     if (finished_) return stream_error("finish called twice");
     finished_ = true;

@@ -3,6 +3,12 @@
 namespace cdc2doris::doris {
 
 LoadStream::~LoadStream() = default;
+
+std::optional<DorisError> LoadStream::write_from(std::string& rows) {
+  auto err = write(rows);
+  rows.clear();
+  return err;
+}
 DorisClient::~DorisClient() = default;
 
 std::optional<DorisError> DorisClient::health() {

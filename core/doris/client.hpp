@@ -200,6 +200,11 @@ class LoadStream {
   // Returns the stream's error once it has failed (e.g. the BE answered early,
   // the connection broke); further writes keep returning it.
   virtual std::optional<DorisError> write(std::string_view rows) = 0;
+  // write(rows), after which `rows` is empty. A stream may take the caller's
+  // buffer as a body chunk instead of copying it, and hand back one of its
+  // own (empty, any capacity): rows gathered by the caller are then copied
+  // once, not twice. On an error the rows are dropped like write()'s.
+  virtual std::optional<DorisError> write_from(std::string& rows);
   // Ends the body and waits for Doris' answer: with 2PC the txn is PRECOMMITTED.
   virtual std::variant<LoadResult, DorisError> finish() = 0;
   // Abandons the load (closes the connection). The caller aborts the txn by label.

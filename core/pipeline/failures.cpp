@@ -68,7 +68,7 @@ void Pipeline::Impl::rewind(const std::string& reason) {
     auto b = base_.find(tp);
     if (b == base_.end()) {
       // Nothing recorded covers it: restart it where the group says.
-      pos_.erase(tp);
+      erase_position(tp, /*with_base=*/false);
       continue;
     }
     if (auto err = deps_.source.seek(tp, b->second, std::chrono::seconds(10))) {

@@ -239,7 +239,14 @@ void Pipeline::Impl::append_row(OpenLoad& load, const decode::Row& row) {
   load.rows += 1;
   load.bytes += row.json.size() + 1;
   if (load.pending.size() >= cfg_.write_chunk_bytes) {
-    if (auto err = flush_pending(load)) fail(*err, "load");
+    if (auto err = flush_pending(load)) {
+      fail(*err, "load");
+      return;
+    }
+    // The stream may have kept the buffer (write_from) and handed back an
+    // unsized one: growing it row by row would copy the next chunk again.
+    if (load.pending.capacity() < cfg_.write_chunk_bytes)
+      load.pending.reserve(cfg_.write_chunk_bytes + cfg_.write_chunk_bytes / 2);
   }
 }
 
@@ -250,7 +257,7 @@ std::optional<doris::DorisError> Pipeline::Impl::flush_pending(OpenLoad& load) {
   // re-read from Kafka. That includes "Label Already Exists" for a txn an
   // earlier run left behind: aborting the epoch aborts by label, which frees
   // the label for the retry.
-  auto err = load.stream->write(load.pending);
+  auto err = load.stream->write_from(load.pending);
   if (err) {
     deps_.metrics.add_doris_error(doris::to_string(err->kind()));
     deps_.metrics.set_table_error(load.target.name(), err->what());
@@ -258,7 +265,6 @@ std::optional<doris::DorisError> Pipeline::Impl::flush_pending(OpenLoad& load) {
     deps_.metrics.note_error("load", err->what());
     return err;
   }
-  load.pending.clear();
   return std::nullopt;
 }
 

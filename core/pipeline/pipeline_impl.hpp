@@ -181,6 +181,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
     return a.partition == partition && ((a.topic.data() == topic.data() && a.topic.size() == topic.size()) || a.topic == topic);
   }
   void handle_change(const kafka::Message& msg);
+  // The only way entries leave pos_ and base_: process() holds pointers into them.
+  void erase_position(const TopicPartition& tp, bool with_base);
   void bad_record(const kafka::Message& msg, const decode::DecodeError& err);
   // nullptr when opening failed and the epoch was aborted (the record is re-read).
   OpenLoad* load_for(LoadMap& loads, const Target& target, const decode::Row& row, uint64_t epoch,
@@ -266,6 +268,13 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::map<TopicPartition, int64_t> pos_;
   std::map<TopicPartition, int64_t> base_;
   TopicPartition current_tp_{"", -1};  // process(): the previous record's partition
+  // process(): current_tp_'s entries of pos_ and base_ (null: not looked up
+  // or absent). Map nodes stay put until erased, so a value assigned by a
+  // rewind, an epoch end or an assignment is seen through them; every erase
+  // goes through erase_position(), which drops them.
+  int64_t* current_pos_ = nullptr;
+  int64_t* current_base_ = nullptr;
+  decode::KafkaRecord record_;  // process(): reused, its header vector keeps its capacity
   std::string_view current_topic_name_;  // the source's view of its topic name (librdkafka: one per topic)
   // End offsets of committed epochs, for partitions (re)assigned later.
   std::map<TopicPartition, int64_t> committed_;

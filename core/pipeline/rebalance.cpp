@@ -83,8 +83,7 @@ void Pipeline::Impl::revoke_partitions(const std::vector<TopicPartition>& revoke
     }
   }
   for (const auto& tp : revoked) {
-    pos_.erase(tp);
-    base_.erase(tp);
+    erase_position(tp, /*with_base=*/true);
     deps_.metrics.erase_partition(kafka::to_string(tp));
   }
   if (lost && !replay_) {

@@ -180,20 +180,30 @@ bool Pipeline::Impl::should_end_epoch() const {
 
 void Pipeline::Impl::process(const kafka::Message& msg) {
   // Records come in runs of one partition: build its key (a heap string for
-  // most topic names) only when the partition changes.
-  if (msg.partition != current_tp_.partition || !same_topic(msg.topic, current_tp_.topic))
+  // most topic names) and look up its position only when the partition
+  // changes (the map lookups compared topic names for every record).
+  if (msg.partition != current_tp_.partition || !same_topic(msg.topic, current_tp_.topic)) {
     current_tp_ = TopicPartition{std::string(msg.topic), msg.partition};
+    current_pos_ = current_base_ = nullptr;
+  }
   current_topic_name_ = msg.topic;
   const TopicPartition& tp = current_tp_;
-  auto pit = pos_.find(tp);
+  if (current_pos_ == nullptr)
+    if (auto pit = pos_.find(tp); pit != pos_.end()) current_pos_ = &pit->second;
   // A record before the partition's position was fetched before a seek: it
   // belongs to an epoch that is already recorded.
-  if (pit != pos_.end() && msg.offset < pit->second) return;
+  if (current_pos_ != nullptr && msg.offset < *current_pos_) return;
   ++deps_.metrics.records_consumed;
   deps_.metrics.bytes_consumed += (msg.value ? msg.value->size() : 0) + (msg.key ? msg.key->size() : 0);
 
   const uint64_t generation = rewind_generation_;
-  decode::KafkaRecord rec{msg.topic, msg.partition, msg.offset, msg.key, msg.value, {}};
+  decode::KafkaRecord& rec = record_;
+  rec.topic = msg.topic;
+  rec.partition = msg.partition;
+  rec.offset = msg.offset;
+  rec.key = msg.key;
+  rec.value = msg.value;
+  rec.headers.clear();
   for (const auto& h : msg.headers) rec.headers.emplace_back(h.key, h.value.value_or(std::string_view{}));
   if (auto err = decoder_.decode(rec, change_)) {
     bad_record(msg, *err);
@@ -208,8 +218,15 @@ void Pipeline::Impl::process(const kafka::Message& msg) {
   // A failure while handling the record rewound the partitions: the record
   // is read again later and must not move the position now.
   if (rewind_generation_ != generation || replay_) return;
-  base_.try_emplace(tp, msg.offset);
-  pos_.insert_or_assign(tp, msg.offset + 1);
+  if (current_base_ == nullptr) current_base_ = &base_.try_emplace(tp, msg.offset).first->second;
+  if (current_pos_ == nullptr) current_pos_ = &pos_.try_emplace(tp).first->second;
+  *current_pos_ = msg.offset + 1;
+}
+
+void Pipeline::Impl::erase_position(const TopicPartition& tp, bool with_base) {
+  pos_.erase(tp);
+  if (with_base) base_.erase(tp);
+  current_pos_ = current_base_ = nullptr;
 }
 
 void Pipeline::Impl::handle_change(const kafka::Message& msg) {

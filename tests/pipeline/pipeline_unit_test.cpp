@@ -695,3 +695,44 @@ TEST_CASE("pipeline: schemaless records are typed by the columns of their routed
   REQUIRE_FALSE(dec.decode(r, ch));
   CHECK(ch.rows.at(0).json == R"({"id":1,"amount":"z8c=","__DORIS_DELETE_SIGN__":0})");
 }
+
+// ============================================================== positions within a partition's run
+
+// process() keeps pointers to the current partition's position for the
+// length of a run of its records; a rewind or a revocation in the middle of
+// such a run must be seen by the run's next records (nothing skipped, nothing
+// loaded twice, no freed entry read).
+TEST_CASE("pipeline: a rewind or revocation in the middle of one partition's run", "[pipeline][unit]") {
+  Env env;
+  env.produce(400);
+  env.source.set_chunk_per_partition(60);  // long runs of one partition per poll
+  auto cfg = env.config();
+  cfg.poll_max_messages = 200;
+  SECTION("a load write fails mid-run") {
+    env.doris.fail_next_writes(1, derr(doris::ErrorKind::Transport, Disposition::Retry, "connection reset"), "orders_1",
+                               /*after_ok=*/9);
+    Runner run(env, cfg);
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(run.stop().error);
+    CHECK(rewinds(run.metrics, "load") == 1);
+  }
+  SECTION("the partitions are lost between two batches of a run") {
+    cfg.epoch_interval = 1h;
+    env.source.schedule_revoke({{"s.shop.orders_0", 0}, {"s.shop.orders_0", 1}, {"s.shop.orders_2", 1}},
+                               /*lost=*/true, /*after_polls=*/2, /*reassign_after_polls=*/1);
+    Runner run(env, cfg);
+    REQUIRE(run.wait_for([&] { return env.source.stats().assigns == 2 && env.all_fetched(); }));
+    CHECK_FALSE(run.stop().error);
+    CHECK(rewinds(run.metrics, "partitions lost") == 1);
+  }
+  SECTION("the partitions are revoked between two batches of a run and assigned again") {
+    env.source.schedule_revoke({{"s.shop.orders_1", 0}, {"s.shop.orders_3", 1}}, /*lost=*/false, /*after_polls=*/2,
+                               /*reassign_after_polls=*/1);
+    Runner run(env, cfg);
+    REQUIRE(run.wait_for([&] { return env.source.stats().assigns == 2 && env.caught_up(); }));
+    CHECK_FALSE(run.stop().error);
+  }
+  CHECK(env.caught_up());
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
