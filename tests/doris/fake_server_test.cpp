@@ -47,6 +47,17 @@ ClientConfig config(std::vector<std::string> fes) {
   return c;
 }
 
+// Streams straight to `be` (no FE redirect) with a small buffer and chunk,
+// so backpressure is reached quickly.
+std::unique_ptr<DorisClient> direct_be_client(const FakeServer& be, size_t buffer_bytes, size_t chunk_bytes) {
+  auto cfg = config({"http://127.0.0.1:1"});
+  cfg.route = Route::DirectBe;
+  cfg.backends = {be.host_port()};
+  cfg.buffer_bytes = buffer_bytes;
+  cfg.chunk_bytes = chunk_bytes;
+  return make_client(cfg);
+}
+
 LoadSpec spec(const std::string& label = "l1") {
   LoadSpec s;
   s.db = "db1";
@@ -275,12 +286,7 @@ TEST_CASE("backpressure: write blocks while the buffer is full", "[doris][backpr
   bs.read_delay = 5ms;
   bs.on_request = [](const FakeRequest& r) { return ok(load_json("Success", "OK", 2, "")); (void)r; };
   FakeServer be(bs);
-  auto cfg = config({"http://127.0.0.1:1"});
-  cfg.route = Route::DirectBe;
-  cfg.backends = {be.host_port()};
-  cfg.buffer_bytes = 128 * 1024;
-  cfg.chunk_bytes = 32 * 1024;
-  auto client = make_client(cfg);
+  auto client = direct_be_client(be, 128 * 1024, 32 * 1024);
   auto stream = client->open_load(spec());
   std::string piece = rows(50);
   size_t max_buffered = 0, total = 0;
@@ -294,7 +300,7 @@ TEST_CASE("backpressure: write blocks while the buffer is full", "[doris][backpr
   auto elapsed = std::chrono::steady_clock::now() - t0;
   auto r = stream->finish();
   REQUIRE(std::holds_alternative<LoadResult>(r));
-  CHECK(max_buffered <= cfg.buffer_bytes);
+  CHECK(max_buffered <= 128 * 1024);
   // 24 MiB at ~64 KiB per 5 ms takes ~1.9 s; kernel buffers hide at most ~half of it.
   CHECK(elapsed >= 500ms);
   CHECK(be.requests().at(0).body.size() == total);
@@ -553,12 +559,7 @@ TEST_CASE("write_from: the caller's buffer becomes a body chunk; bytes, order an
   bs.read_delay = 2ms;  // a slow reader: write_from must wait for room like write
   bs.on_request = [](const FakeRequest&) { return ok(load_json("Success", "OK", 2, "")); };
   FakeServer be(bs);
-  auto cfg = config({"http://127.0.0.1:1"});
-  cfg.route = Route::DirectBe;
-  cfg.backends = {be.host_port()};
-  cfg.buffer_bytes = 128 * 1024;
-  cfg.chunk_bytes = 16 * 1024;
-  auto client = make_client(cfg);
+  auto client = direct_be_client(be, 128 * 1024, 16 * 1024);
   auto stream = client->open_load(spec());
   // Sizes below, at, between one and two, and above two chunks, in an order
   // that takes both the handed-over and the copying path.
@@ -576,6 +577,6 @@ TEST_CASE("write_from: the caller's buffer becomes a body chunk; bytes, order an
   auto r = stream->finish();
   REQUIRE(std::holds_alternative<LoadResult>(r));
   CHECK(std::get<LoadResult>(r).raw_bytes == expected.size());
-  CHECK(max_buffered <= cfg.buffer_bytes);
+  CHECK(max_buffered <= 128 * 1024);
   CHECK(be.requests().at(0).body == expected);
 }
