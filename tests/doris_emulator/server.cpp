@@ -408,6 +408,28 @@ struct Server::Impl {
     co_return true;
   }
 
+  // A reply can go out before the request body was read (an error found in
+  // the headers without Expect: 100-continue, a body over the limit). Closing
+  // a socket with unread bytes makes the kernel send RST, which can reach the
+  // client before it read the reply, and a client still writing the body gets
+  // EPIPE instead of Doris' message. Doris' libevent server drains the body of
+  // a failed load (StreamLoadAction::on_chunk_data returns early and evhttp
+  // discards the input); this does the same after the reply, as nginx's
+  // lingering_close does: read and discard until the client closes, bounded
+  // in time so a client that never closes cannot hold the session.
+  awaitable<void> lingering_close(beast::tcp_stream& s) {
+    std::vector<char> scratch(64 << 10);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::steady_clock::duration::zero()) break;
+      s.expires_after(left);
+      auto [ec, n] = co_await s.async_read_some(asio::buffer(scratch), tuple_awaitable);
+      if (ec) break;
+    }
+    s.expires_never();
+  }
+
   awaitable<void> delay(int64_t ms) {
     if (ms <= 0) co_return;
     asio::steady_timer t(ioc);
@@ -463,6 +485,7 @@ struct Server::Impl {
       if (!keep || stopping) {
         boost::system::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        if (!stopping) co_await lingering_close(stream);
         co_return;
       }
     }
@@ -688,7 +711,8 @@ struct Server::Impl {
     auto load = eng.start_load(lr, &early);
     if (!load) {
       if (delay_resp) co_await delay(delay_resp->ms);
-      // No 100 Continue was sent, so the body (if any) is not read: close.
+      // No 100 Continue was sent, so the body (if any) is not read: close
+      // (lingering, see lingering_close).
       co_return co_await send(s, http::status::ok, early.body, ctype, false, {}, gz);
     }
     auto reset_fault = eng.take_fault("reset_after_bytes", db, table, be);
