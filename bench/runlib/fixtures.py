@@ -9,10 +9,9 @@ import subprocess
 import threading
 import time
 
-from .proc import BIN, KAFKA_LIB, free_port, http, run, spawn, stop
+from .proc import BIN, KAFKA_LIB, free_port, http, pid_cpu_s, run, spawn, stop
 from .stats import parse_metrics
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 EXTRA_KAFKA_PROPERTIES = ""  # --kafka-property lines for the daemon's kafka.properties
 
 
@@ -173,9 +172,7 @@ logging:
 
     def proc_stats(self):
         """(cpu_s user+sys, VmHWM MiB, VmRSS MiB, threads) from /proc."""
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            fields = f.read().rpartition(")")[2].split()
-        cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK
+        cpu = pid_cpu_s(self.proc.pid)
         hwm = rss = thr = None
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
@@ -186,6 +183,11 @@ logging:
                 elif line.startswith("Threads:"):
                     thr = int(line.split()[1])
         return cpu, hwm, rss, thr
+
+    def minor_faults(self):
+        """Minor page faults of the daemon so far (first touches of fresh memory), from /proc."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            return int(f.read().rpartition(")")[2].split()[7])
 
     def close(self, timeout=90):
         rc = stop(self.proc, timeout=timeout)

@@ -9,7 +9,8 @@ import time
 
 from . import proc
 from .fixtures import Daemon
-from .proc import http, json_line, kafka_tool, log, run, run_rusage, spawn, stop, wait_committed_argv
+from .proc import (http, json_line, kafka_tool, log, machine_busy_s, pid_cpu_s, run, run_rusage, spawn, stop,
+                   wait_committed_argv)
 from .stats import fig, hist_quantile, ratio_summary
 from .workload import RunSpec, make_emulator, produce
 
@@ -38,6 +39,9 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None):
     emu = make_emulator(f"{name}-{rep}", tables, spec.ddl)
     state = os.path.join(proc.TMP, f"state-{name}-{rep}")
     group = f"{name}-cdc2doris-{rep}"
+    # What else ran on the machine meanwhile: the broker and the emulator share its cores with
+    # the daemon, so a daemon that waits may be waiting for them (or for the machine).
+    others0 = (pid_cpu_s(env.broker.proc.pid), pid_cpu_s(emu.proc.pid), machine_busy_s())
     d = Daemon(proc.TMP, f"daemon-{name}-{rep}", env.broker, emu, group, info["topic_regex"], state,
                f"{name}r{rep}", env.cfg.epoch_interval, extra_delivery + spec.delivery,
                kafka_props=spec.kafka_properties, extra_yaml=spec.yaml)
@@ -69,6 +73,7 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None):
         if waiter.returncode != 0:
             raise RuntimeError(f"wait-committed failed: {wout}")
         cpu, hwm, rss, thr = d.proc_stats()
+        others1 = (pid_cpu_s(env.broker.proc.pid), pid_cpu_s(emu.proc.pid), machine_busy_s())
         m = d.metrics() or {}
         if t_consumed is None and m.get("cdc2doris_records_consumed_total", 0) >= info["records"]:
             t_consumed = t_done
@@ -99,6 +104,11 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None):
         "cpu_s_per_gb": cpu / (info["bytes"] / 1e9),
         "cpu_s_per_m": cpu / (info["records"] / 1e6),
         "peak_rss_mib": hwm,
+        "minor_faults": d.minor_faults(),
+        "broker_cpu_s": others1[0] - others0[0],
+        "emulator_cpu_s": others1[1] - others0[1],
+        # Share of the machine's CPU time (all cores) that was busy, whatever ran.
+        "machine_busy_share": (others1[2][0] - others0[2][0]) / max(1e-9, others1[2][1] - others0[2][1]),
         "threads": thr,
         "commit_p50_s": hist_quantile(buckets, 0.5) if buckets else None,
         "commit_p99_s": hist_quantile(buckets, 0.99) if buckets else None,
@@ -121,7 +131,9 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None):
     if env.cfg.keep_samples:
         res["samples"] = samples
     log(f"{name} rep {rep}: {info['records']} records in {wall:.2f} s = {res['records_per_s']:.0f} rec/s, "
-        f"{res['mb_per_s']:.1f} MB/s, cpu {cpu:.1f} s, HWM {hwm:.0f} MiB, commit p99 {res['commit_p99_s']}")
+        f"{res['mb_per_s']:.1f} MB/s, cpu {cpu:.1f} s, HWM {hwm:.0f} MiB, commit p99 {res['commit_p99_s']}; "
+        f"broker cpu {res['broker_cpu_s']:.1f} s, emulator cpu {res['emulator_cpu_s']:.1f} s, "
+        f"machine busy {res['machine_busy_share']:.0%}, minor faults {res['minor_faults']}")
     return res, emu, state, d
 
 
@@ -175,7 +187,8 @@ def section_pipeline(env, name, records, tables, topics, with_baselines, extra_d
             out["kcat"].append(baseline_kcat(env, info, rep))
     keys = ("wall_s", "records_per_s", "mb_per_s", "consumed_s", "start_to_consuming_s", "start_to_assigned_s",
             "records_per_s_after_assign", "records_per_s_consuming", "cpu_s", "cpu_s_per_gb",
-            "peak_rss_mib", "commit_p50_s", "commit_p99_s", "commit_count", "shutdown_s")
+            "peak_rss_mib", "commit_p50_s", "commit_p99_s", "commit_count", "shutdown_s", "broker_cpu_s",
+            "emulator_cpu_s", "machine_busy_share", "minor_faults")
     out["figures"] = {"daemon": fig(out["daemon"], keys)}
     if with_baselines:
         out["figures"]["plain_consumer"] = fig(out["plain_consumer"], ("wall_s", "records_per_s", "mb_per_s", "cpu_s",

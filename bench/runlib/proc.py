@@ -11,6 +11,8 @@ import time
 import urllib.error
 import urllib.request
 
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build", "bench")
 BIN = {
@@ -108,6 +110,22 @@ def run_rusage(argv, stdout=subprocess.PIPE):
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} exited {p.returncode}: {err.decode()[-3000:]}")
     return out.decode(), wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+def pid_cpu_s(pid):
+    """utime+stime of a process (all its threads) in seconds, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def machine_busy_s():
+    """(busy CPU-seconds, total CPU-seconds) of the whole machine since boot, from /proc/stat;
+    idle and iowait count as not busy."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:]]
+    idle = ticks[3] + ticks[4]
+    return (sum(ticks[:8]) - idle) / CLK_TCK, sum(ticks[:8]) / CLK_TCK
 
 
 def free_port():

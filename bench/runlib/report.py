@@ -142,7 +142,9 @@ def method_text(cfg, defaults):
         "by the daemon's records_consumed_total, polled every 0.25 s, minus the time of partition assignment): the "
         "pipeline's rate without the wait for the last epoch to end and commit. CPU = utime+stime from "
         "/proc/PID/stat and peak RSS = VmHWM "
-        "at that moment. Epoch commit p50/p99 come from the daemon's `cdc2doris_epoch_commit_duration_seconds` "
+        "at that moment; minor page faults from the same stat line. Broker and emulator CPU = their utime+stime over "
+        "the same interval (they share the machine's cores with the daemon); machine busy = the non-idle share of all "
+        "cores from /proc/stat over it (1.0 = every core busy, whatever ran). Epoch commit p50/p99 come from the daemon's `cdc2doris_epoch_commit_duration_seconds` "
         "histogram (linear interpolation inside the bucket, so they are only as fine as the buckets 5 ms..30 s). "
         f"Daemon settings of the 8-table run: {daemon_settings_text(cfg, defaults, {})}.",
         "- Baselines, run right after each daemon repetition against the same topics: `bench-kafka count` (librdkafka "

@@ -126,6 +126,11 @@ def build_table(res):
             rows.append(row(f"{label}: peak RSS (VmHWM)", f["peak_rss_mib"], "MiB", "plain consumer",
                             b["peak_rss_mib"], **at_most(f["peak_rss_mib"], 150, " MiB")))
             rows.append(row(f"{label}: epoch commit p99", f["commit_p99_s"], "s", **at_most(f["commit_p99_s"], 1, " s")))
+            # The broker and the emulator share the machine's cores with the daemon (absent in older reports).
+            rows.append(row(f"{label}: Kafka broker CPU-s during the run", f.get("broker_cpu_s"), "s"))
+            rows.append(row(f"{label}: emulator CPU-s during the run", f.get("emulator_cpu_s"), "s"))
+            rows.append(row(f"{label}: machine busy (all cores)", f.get("machine_busy_share"), ""))
+            rows.append(row(f"{label}: daemon minor page faults", f.get("minor_faults"), ""))
             if key == "toast":
                 interval = parse_duration_s(res["config"]["epoch_interval"]) if "config" in res else None
                 per_min = 60 / interval if interval else None
