@@ -137,12 +137,15 @@ TEST_CASE("pipeline: a fatal error stops the run and nothing past it is committe
     env.produce(100);
     Runner run(env, env.config());
     REQUIRE(run.wait_for([&] { return env.caught_up(); }));
-    env.produce(100);
     // Armed after the first epochs committed, so the next write is mid-run.
     // (A count of writes to let through first depends on how the records
     // fall into epochs, i.e. on timing: under TSan it was never reached.)
+    // Armed before the next records exist: the pipeline could otherwise
+    // write them all before the fault was armed and then run on forever
+    // (about one run in 30 under load).
     env.doris.fail_next_writes(1, derr(doris::ErrorKind::Auth, Disposition::Fatal, "access denied for user"), "",
                                /*after_ok=*/0);
+    env.produce(100);
     r = run.await_end();
     expect = "access denied";
     CHECK(run.metrics.epochs_committed >= 1);
