@@ -290,6 +290,7 @@ class Core : public std::enable_shared_from_this<Core> {
   awaitable<std::pair<std::shared_ptr<Conn>, std::optional<Answer>>> open_once(StreamState& st);
 };
 
+// The error of a Stream Load or label probe: names spec's table and label.
 DorisError load_error(ErrorKind k, Disposition d, std::string msg, const LoadSpec& s, const std::string& endpoint);
 
 }  // namespace cdc2doris::doris::detail
