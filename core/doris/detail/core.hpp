@@ -293,4 +293,7 @@ class Core : public std::enable_shared_from_this<Core> {
 // The error of a Stream Load or label probe: names spec's table and label.
 DorisError load_error(ErrorKind k, Disposition d, std::string msg, const LoadSpec& s, const std::string& endpoint);
 
+// The LoadStream of DorisClient::open_load (load_stream.cpp).
+std::unique_ptr<LoadStream> open_load_stream(std::shared_ptr<Core> core, LoadSpec spec);
+
 }  // namespace cdc2doris::doris::detail
