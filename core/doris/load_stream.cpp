@@ -1,0 +1,203 @@
+// The caller's side of a Stream Load: rows are cut into chunks (gzipped if
+// asked), queued on the StreamState with backpressure at buffer_bytes, and
+// carried to Doris by Core::do_load on the stream's strand.
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include "core/doris/detail/core.hpp"
+
+namespace cdc2doris::doris::detail {
+
+namespace {
+
+class LoadStreamImpl final : public LoadStream {
+ public:
+  LoadStreamImpl(std::shared_ptr<Core> core, LoadSpec spec) : core_(std::move(core)) {
+    size_t cap = core_->cfg.buffer_bytes;
+    chunk_ = std::min(core_->cfg.chunk_bytes, cap);
+    st_ = std::make_shared<StreamState>(std::move(spec), net::make_strand(*core_->ioc), cap, chunk_);
+    if (st_->spec.gzip.value_or(core_->cfg.gzip)) gzip_ = true;
+    core_->register_stream(st_);
+    if (core_->stopping)
+      st_->abandon(DorisError(ErrorKind::Shutdown, Disposition::Fail, "doris client shut down"), st_);
+  }
+  ~LoadStreamImpl() override {
+    bool over;
+    {
+      std::lock_guard lk(st_->m);
+      over = st_->done;
+    }
+    if (started_ && !over) cancel();
+  }
+
+  std::optional<DorisError> write(std::string_view rows) override {
+    if (finished_) return stream_error("write after finish");
+    if (auto e = current_error()) return e;
+    start();
+    raw_bytes_ += rows.size();
+    if (gzip_) {
+      if (!gz_) gz_ = std::make_unique<GzipEncoder>(core_->cfg.gzip_level);
+      gz_->write(rows, cur_);
+      while (cur_.size() >= chunk_) {
+        // Compressed output arrives in bursts; queue it chunk by chunk.
+        std::string rest = cur_.substr(chunk_);
+        cur_.resize(chunk_);
+        if (auto e = push()) return e;
+        cur_ = std::move(rest);
+      }
+    } else {
+      while (!rows.empty()) {
+        size_t n = std::min(rows.size(), chunk_ - cur_.size());
+        cur_.append(rows.data(), n);
+        rows.remove_prefix(n);
+        if (cur_.size() >= chunk_)
+          if (auto e = push()) return e;
+      }
+    }
+    st_->pending_bytes.store(cur_.size(), std::memory_order_relaxed);
+    return std::nullopt;
+  }
+
+  std::optional<DorisError> write_from(std::string& rows) override {
+    // A caller's chunk's worth of rows with nothing of ours pending becomes
+    // the chunk itself. A chunk is then up to twice chunk_ bytes: push()
+    // waits for room for it, so the buffer cap holds as for write().
+    if (gzip_ || finished_ || !cur_.empty() || rows.size() < chunk_ || rows.size() > 2 * chunk_)
+      return LoadStream::write_from(rows);
+    if (auto e = current_error()) {
+      rows.clear();
+      return e;
+    }
+    start();
+    raw_bytes_ += rows.size();
+    cur_.swap(rows);  // `rows` gets cur_'s buffer: empty, maybe a recycled one
+    auto err = push();
+    st_->pending_bytes.store(cur_.size(), std::memory_order_relaxed);
+    return err;
+  }
+
+  std::variant<LoadResult, DorisError> finish() override {
+    if (finished_) return stream_error("finish called twice");
+    finished_ = true;
+    if (auto e = current_error()) return std::move(*e);
+    start();
+    if (gz_) gz_->finish(cur_);
+    gz_.reset();  // ~256 KiB of zlib state, not needed any more
+    while (!cur_.empty()) {
+      std::string rest = cur_.size() > chunk_ ? cur_.substr(chunk_) : std::string();
+      if (cur_.size() > chunk_) cur_.resize(chunk_);
+      if (auto e = push()) return std::move(*e);
+      cur_ = std::move(rest);
+    }
+    st_->pending_bytes.store(0, std::memory_order_relaxed);
+    std::unique_lock lk(st_->m);
+    st_->finishing = true;
+    st_->wake_io_locked(st_);
+    st_->cv.wait(lk, [&] { return st_->done; });
+    if (st_->error) return *st_->error;
+    LoadResult r = *st_->result;
+    r.raw_bytes = raw_bytes_;
+    return r;
+  }
+
+  void cancel() override {
+    st_->abandon(load_error(ErrorKind::Cancelled, Disposition::Fail, "stream load cancelled", st_->spec, ""), st_);
+  }
+
+  size_t buffered_bytes() const override {
+    return st_->queued_bytes.load(std::memory_order_relaxed) + st_->pending_bytes.load(std::memory_order_relaxed);
+  }
+  const LoadSpec& spec() const override { return st_->spec; }
+
+ private:
+  DorisError stream_error(const char* what) {
+    return load_error(ErrorKind::BadRequest, Disposition::Fatal, std::string("stream load: ") + what, st_->spec, "");
+  }
+  std::optional<DorisError> current_error() {
+    if (!st_->over.load(std::memory_order_acquire)) return std::nullopt;
+    std::lock_guard lk(st_->m);
+    if (st_->done && st_->error) return st_->error;
+    return std::nullopt;
+  }
+  void start() {
+    if (started_) return;
+    started_ = true;
+    if (core_->stopping) return;  // abandoned with Shutdown already
+    // The frame gets a raw Core*: a shared_ptr in a suspended frame would keep
+    // Core (and the io_context that owns the frame) alive forever if the
+    // client is destroyed mid-load. Frames only run on I/O threads, which
+    // Core::shutdown() joins before Core can be destroyed.
+    net::co_spawn(st_->strand, run(core_.get(), st_), net::detached);
+  }
+  static awaitable<void> run(Core* core, std::shared_ptr<StreamState> st) {
+    std::variant<LoadResult, DorisError> out =
+        load_error(ErrorKind::ServerError, Disposition::Retry, "stream load: internal error", st->spec, "");
+    try {
+      out = co_await core->do_load(st);
+    } catch (const std::exception& e) {
+      out = load_error(ErrorKind::ServerError, Disposition::Retry, std::string("stream load: ") + e.what(), st->spec,
+                       "");
+    }
+    {
+      std::lock_guard lk(st->m);
+      if (!st->done) {
+        st->done = true;
+        st->over = true;
+        if (auto* r = std::get_if<LoadResult>(&out))
+          st->result = std::move(*r);
+        else
+          st->error = std::move(std::get<DorisError>(out));
+      }
+      st->queue.clear();
+      st->spare.clear();
+      st->queued = 0;
+      st->queued_bytes = 0;
+    }
+    st->cv.notify_all();
+    st->conn.reset();
+  }
+  // Queues cur_, blocking while the buffer is full (backpressure).
+  std::optional<DorisError> push() {
+    std::unique_lock lk(st_->m);
+    // Room for the chunk being queued AND the next one being filled: the
+    // stream's memory (queued + in flight + pending) stays within cap.
+    st_->cv.wait(lk, [&] {
+      return st_->done || st_->queued == 0 || st_->queued + cur_.size() + chunk_ <= st_->cap;
+    });
+    if (st_->done) {
+      cur_.clear();
+      st_->pending_bytes.store(0, std::memory_order_relaxed);
+      if (st_->error) return st_->error;
+      return stream_error("stream already finished");
+    }
+    st_->queued += cur_.size();
+    st_->queued_bytes.store(st_->queued, std::memory_order_relaxed);
+    st_->queue.push_back(std::move(cur_));
+    cur_ = std::string();
+    if (!st_->spare.empty()) {
+      cur_ = std::move(st_->spare.back());
+      st_->spare.pop_back();
+    }
+    st_->wake_io_locked(st_);
+    return std::nullopt;
+  }
+
+  std::shared_ptr<Core> core_;
+  std::shared_ptr<StreamState> st_;
+  size_t chunk_;
+  std::string cur_;
+  bool gzip_ = false;
+  std::unique_ptr<GzipEncoder> gz_;
+  bool started_ = false;
+  bool finished_ = false;
+  uint64_t raw_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<LoadStream> open_load_stream(std::shared_ptr<Core> core, LoadSpec spec) {
+  return std::make_unique<LoadStreamImpl>(std::move(core), std::move(spec));
+}
+
+}  // namespace cdc2doris::doris::detail

@@ -1,0 +1,146 @@
+// The short FE/BE calls, each retried with backoff: 2PC commit/abort, the
+// label probe, and FE JSON requests (schema, health, SQL).
+#include "core/doris/detail/core.hpp"
+
+namespace cdc2doris::doris::detail {
+
+awaitable<TxnResult> Core::txn_op(Operation op, std::string db, std::optional<int64_t> txn_id, std::string label) {
+  ClassifyContext cc;
+  cc.op = op;
+  cc.db = db;
+  cc.label = label;
+  cc.txn_id = txn_id;
+  cc.by_label = !txn_id;
+  std::optional<DorisError> last;
+  for (int attempt = 0; attempt < cfg.retry.max_attempts && !stopping; ++attempt) {
+    if (attempt) co_await sleep(backoff.delay(attempt - 1));
+    Endpoint fe = pick_fe();
+    http::request<http::string_body> req{http::verb::put, "/api/" + db + "/_stream_load_2pc", 11};
+    set_common_headers(req, fe);
+    req.set(http::field::expect, "100-continue");
+    req.set("txn_operation", op == Operation::Commit ? "commit" : "abort");
+    if (txn_id)
+      req.set("txn_id", std::to_string(*txn_id));
+    else
+      req.set("label", label);
+    Answer a;
+    try {
+      a = co_await send(fe, std::move(req));
+    } catch (const TransportFailure& f) {
+      quarantine(f.ep, f.what());
+      last = transport_error(f, cc, std::string(to_string(op)) + " failed");
+      continue;
+    }
+    cc.endpoint = a.from.host_port();
+    auto c = classify(a.status, a.body, cc);
+    switch (c.verdict) {
+      case Verdict::Success: co_return TxnOutcome::Done;
+      case Verdict::AlreadyDone: co_return TxnOutcome::AlreadyDone;
+      case Verdict::NotFoundOrAborted: co_return TxnOutcome::NotFoundOrAborted;
+      case Verdict::Redirect:
+        last = DorisError(ErrorKind::ServerError, Disposition::Retry,
+                          std::string(to_string(op)) + " failed: redirect not followable", ErrorContext{});
+        continue;
+      default: break;
+    }
+    if (!c.error) c.error.emplace(ErrorKind::ServerError, Disposition::Retry, "unexpected answer");
+    if (c.error->disposition() != Disposition::Retry) co_return std::move(*c.error);
+    if (a.status >= 500) quarantine(a.from, "HTTP " + std::to_string(a.status));
+    last = std::move(c.error);
+  }
+  if (!last) last.emplace(ErrorKind::Shutdown, Disposition::Fail, "doris client shut down");
+  co_return std::move(*last);
+}
+
+awaitable<std::variant<LabelState, DorisError>> Core::probe(LoadSpec spec) {
+  spec.two_phase_commit = true;
+  ClassifyContext cc;
+  cc.op = Operation::Probe;
+  cc.db = spec.db;
+  cc.table = spec.table;
+  cc.label = spec.label;
+  std::optional<DorisError> last;
+  for (int attempt = 0; attempt < cfg.retry.max_attempts && !stopping; ++attempt) {
+    if (attempt) co_await sleep(backoff.delay(attempt - 1));
+    Endpoint target;
+    if (cfg.route == Route::ViaFe) {
+      target = pick_fe();
+    } else {
+      auto be = co_await pick_be();
+      if (!be) {
+        last = load_error(ErrorKind::NoBackend, Disposition::Retry, "label probe: no backend known", spec, "");
+        continue;
+      }
+      target = *be;
+    }
+    http::request<http::string_body> req{http::verb::put, "/api/" + spec.db + "/" + spec.table + "/_stream_load", 11};
+    set_common_headers(req, target);
+    set_load_headers(req, spec, false);
+    Answer a;
+    try {
+      a = co_await send(target, std::move(req));  // empty body, Content-Length: 0
+    } catch (const TransportFailure& f) {
+      quarantine(f.ep, f.what());
+      last = transport_error(f, cc, "label probe failed");
+      continue;
+    }
+    cc.endpoint = a.from.host_port();
+    auto c = classify(a.status, a.body, cc);
+    if (c.verdict == Verdict::LabelExists) co_return *c.existing;
+    if (c.verdict == Verdict::Success || c.verdict == Verdict::PublishTimeout) {
+      // The probe itself began a txn under the label: abort it so the label is
+      // free again (aborted labels are reusable at once, reference §6).
+      if (c.load.txn_id < 0)
+        co_return load_error(ErrorKind::ServerError, Disposition::Retry, "label probe: answer without TxnId", spec,
+                             cc.endpoint);
+      auto r = co_await txn_op(Operation::Abort, spec.db, c.load.txn_id, "");
+      if (auto* e = std::get_if<DorisError>(&r)) co_return std::move(*e);
+      co_return LabelState{LabelState::Unused, std::nullopt};
+    }
+    if (!c.error) c.error.emplace(ErrorKind::ServerError, Disposition::Retry, "label probe: unexpected answer");
+    if (c.error->disposition() != Disposition::Retry) co_return std::move(*c.error);
+    last = std::move(c.error);
+  }
+  if (!last) last.emplace(ErrorKind::Shutdown, Disposition::Fail, "doris client shut down");
+  co_return std::move(*last);
+}
+
+awaitable<std::variant<json::value, DorisError>> Core::fe_json(http::verb verb, std::string target, std::string body,
+                                                               ClassifyContext cc) {
+  cc.op = Operation::Metadata;
+  std::optional<DorisError> last;
+  for (int attempt = 0; attempt < cfg.retry.max_attempts && !stopping; ++attempt) {
+    if (attempt) co_await sleep(backoff.delay(attempt - 1));
+    Endpoint fe = pick_fe();
+    http::request<http::string_body> req{verb, target, 11};
+    set_common_headers(req, fe);
+    if (!body.empty()) {
+      req.set(http::field::content_type, "application/json;charset=UTF-8");
+      req.body() = body;
+    }
+    Answer a;
+    try {
+      a = co_await send(fe, std::move(req));
+    } catch (const TransportFailure& f) {
+      quarantine(f.ep, f.what());
+      last = transport_error(f, cc, "metadata request failed");
+      continue;
+    }
+    cc.endpoint = a.from.host_port();
+    auto c = classify(a.status, a.body, cc);
+    if (c.verdict == Verdict::Success) {
+      boost::system::error_code ec;
+      auto v = json::parse(a.body, ec);
+      if (!ec) co_return std::move(v);
+      c.error.emplace(ErrorKind::ServerError, Disposition::Retry, "metadata request: unparsable answer");
+    }
+    if (!c.error) c.error.emplace(ErrorKind::ServerError, Disposition::Retry, "metadata request: unexpected answer");
+    if (c.error->disposition() != Disposition::Retry) co_return std::move(*c.error);
+    if (a.status >= 500) quarantine(a.from, "HTTP " + std::to_string(a.status));
+    last = std::move(c.error);
+  }
+  if (!last) last.emplace(ErrorKind::Shutdown, Disposition::Fail, "doris client shut down");
+  co_return std::move(*last);
+}
+
+}  // namespace cdc2doris::doris::detail
