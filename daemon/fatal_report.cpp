@@ -16,8 +16,6 @@
 namespace cdc2doris::daemon {
 namespace {
 
-constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-
 // Only async-signal-safe calls from here on in the signal path.
 void write_str(const char* s) {
   size_t n = std::strlen(s);
@@ -28,6 +26,9 @@ void write_str(const char* s) {
     n -= static_cast<size_t>(w);
   }
 }
+
+#if defined(CDC2DORIS_REPORTS_FATAL_SIGNALS)
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 void write_int(int v) {
   char buf[16];
@@ -77,6 +78,7 @@ void on_fatal_signal(int sig, siginfo_t* info, void*) {
   // re-executes the faulting instruction; a sent signal needs the raise).
   ::raise(sig);
 }
+#endif
 
 void on_terminate() {
   static std::once_flag once;  // a throw from the logger must not recurse
@@ -120,8 +122,7 @@ void install_fatal_reporting() {
     // Process-wide handlers run on the faulting thread; this alternate stack
     // is the main thread's (a stack overflow there is reported; other
     // threads' faults run on their own stacks).
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-    // Under a sanitizer its own handlers report faults better.
+#if defined(CDC2DORIS_REPORTS_FATAL_SIGNALS)
     static char alt_stack[64 * 1024];
     stack_t ss{};
     ss.ss_sp = alt_stack;
