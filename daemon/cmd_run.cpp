@@ -58,27 +58,9 @@ sigset_t block_signals() {
 // report and close Kafka before the signal thread gives up on it.
 constexpr auto kHardStopMargin = std::chrono::seconds(3);
 
-// What a forced exit leaves behind, in words, from the last published state.
-std::string abandoned_epochs(const pipeline::Metrics& metrics) {
-  const pipeline::Snapshot s = metrics.snapshot();
-  std::string out;
-  auto add = [&](const std::string& what) { out += (out.empty() ? "" : "; ") + what; };
-  for (const auto& c : s.committing)
-    add("epoch " + std::to_string(c.epoch) + " is PRECOMMITTED and not committed: the next start rolls it forward");
-  if (s.replaying)
-    add("epoch " + std::to_string(s.replaying->epoch) + " is being replayed: the next start replays it");
-  if (s.open_epoch && (s.open_epoch->rows > 0 || s.open_epoch->phase != "open"))
-    add("epoch " + std::to_string(s.open_epoch->epoch) + " (" + s.open_epoch->phase +
-        ") is not committed: the next start re-reads its records (or rolls it forward if it was recorded)");
-  if (s.phase == "recovering") add("startup recovery had not finished; the next start recovers again");
-  if (out.empty())
-    add("no epoch with data was in flight; the next start resumes at epoch " + std::to_string(s.current_epoch));
-  return out;
-}
-
 [[noreturn]] void exit_abandoning(const pipeline::Metrics& metrics, const std::string& why) {
   spdlog::error("{}: exiting with {} without waiting for the pipeline (phase {}); {}", why, kExitShutdownDeadline,
-                metrics.snapshot().phase, abandoned_epochs(metrics));
+                metrics.snapshot().phase, pipeline::abandoned_epochs(metrics));
   spdlog::default_logger()->flush();
   // No destructors: they would wait for the very calls that hang. The
   // checkpoint state is crash-safe by design (every write is synced), and

@@ -56,4 +56,29 @@ std::string not_alive_reason(const Metrics& m, const HealthOptions& o) {
          secs(o.heartbeat_timeout.count()) + ")";
 }
 
+std::string abandoned_epochs(const Metrics& m) {
+  const Snapshot s = m.snapshot();
+  std::string out;
+  auto add = [&](const std::string& what) { out += (out.empty() ? "" : "; ") + what; };
+  for (const auto& c : s.committing)
+    add("epoch " + std::to_string(c.epoch) + " is PRECOMMITTED and not committed: the next start rolls it forward");
+  if (s.replaying)
+    add("epoch " + std::to_string(s.replaying->epoch) + " is being replayed: the next start replays it");
+  if (s.open_epoch && (s.open_epoch->rows > 0 || s.open_epoch->phase != "open"))
+    add("epoch " + std::to_string(s.open_epoch->epoch) + " (" + s.open_epoch->phase +
+        ") is not committed: the next start re-reads its records (or rolls it forward if it was recorded)");
+  if (s.phase == "recovering") add("startup recovery had not finished; the next start recovers again");
+  // The views are published between poll batches: a thread that hung inside a
+  // Doris call in the middle of a batch consumed records they do not show
+  // (seen under ASan, where the hang came before the first publish).
+  const uint64_t consumed = m.records_consumed.load();
+  if (out.empty() && consumed > s.records_consumed_at_views)
+    add(std::to_string(consumed - s.records_consumed_at_views) +
+        " record(s) were consumed after the last published state (the pipeline was inside a call): epoch " +
+        std::to_string(s.current_epoch) + " is not committed and the next start re-reads them");
+  if (out.empty())
+    add("no epoch with data was in flight; the next start resumes at epoch " + std::to_string(s.current_epoch));
+  return out;
+}
+
 }  // namespace cdc2doris::pipeline

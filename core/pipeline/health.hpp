@@ -34,4 +34,9 @@ std::string not_ready_reason(const Metrics& m, const HealthOptions& o);
 // Empty when the pipeline thread is alive, else why not.
 std::string not_alive_reason(const Metrics& m, const HealthOptions& o);
 
+// What a forced exit (the shutdown deadline, a second signal) leaves behind,
+// in words, from the last published state: never "nothing" while records
+// were consumed that no committed epoch covers.
+std::string abandoned_epochs(const Metrics& m);
+
 }  // namespace cdc2doris::pipeline

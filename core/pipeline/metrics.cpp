@@ -189,10 +189,12 @@ void Metrics::set_phase(const std::string& phase) {
 
 void Metrics::set_epoch_views(std::optional<EpochView> open, std::vector<EpochView> committing,
                               std::optional<EpochView> replaying) {
+  const uint64_t consumed = records_consumed.load();
   std::lock_guard lk(mu_);
   s_.open_epoch = std::move(open);
   s_.committing = std::move(committing);
   s_.replaying = std::move(replaying);
+  s_.records_consumed_at_views = consumed;
 }
 
 void Metrics::load_failed(const std::string& error) {

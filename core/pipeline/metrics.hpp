@@ -110,6 +110,9 @@ struct Snapshot {
   std::optional<EpochView> open_epoch;
   std::vector<EpochView> committing;
   std::optional<EpochView> replaying;
+  // records_consumed when the epoch views above were published: a pipeline
+  // thread stuck in a call before its next publish has consumed more.
+  uint64_t records_consumed_at_views = 0;
   FailureStreak load_failures;
   FailureStreak commit_failures;
   KafkaHealth kafka;

@@ -95,3 +95,30 @@ TEST_CASE("health: Doris failure streaks, the stall bound and the heartbeat", "[
   m.beat();
   CHECK(not_alive_reason(m, beat).empty());
 }
+
+TEST_CASE("health: a forced exit names what it abandons, also records its last state does not show",
+          "[health][unit]") {
+  Metrics m;
+  m.set_epochs(3, 2);
+  m.set_phase("idle");
+  EpochView idle;
+  idle.epoch = 3;
+  idle.phase = "open";
+  m.set_epoch_views(idle, {}, std::nullopt);
+  CHECK(abandoned_epochs(m) == "no epoch with data was in flight; the next start resumes at epoch 3");
+  // Consumed after that publish, and the thread never came back to publish:
+  // not "nothing in flight".
+  m.records_consumed += 100;
+  CHECK_THAT(abandoned_epochs(m), Catch::StartsWith("100 record(s) were consumed after the last published state"));
+  CHECK_THAT(abandoned_epochs(m), Catch::Contains("epoch 3 is not committed"));
+  // Published with rows: the open epoch says it.
+  EpochView open = idle;
+  open.rows = 100;
+  m.set_epoch_views(open, {}, std::nullopt);
+  CHECK_THAT(abandoned_epochs(m), Catch::StartsWith("epoch 3 (open) is not committed"));
+  EpochView committing;
+  committing.epoch = 2;
+  committing.phase = "committing";
+  m.set_epoch_views(idle, {committing}, std::nullopt);
+  CHECK_THAT(abandoned_epochs(m), Catch::StartsWith("epoch 2 is PRECOMMITTED and not committed"));
+}
