@@ -35,7 +35,6 @@
 #include "core/pipeline/health_monitor.hpp"
 #include "core/pipeline/pipeline.hpp"
 #include "daemon/admin_server.hpp"
-#include "daemon/allocator.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/exit_codes.hpp"
 #include "daemon/logging.hpp"
@@ -75,7 +74,6 @@ int cmd_run(const Args& a) {
   setup_logging(cfg.log_level, cfg.log_format, cfg.secrets());
   const sigset_t signals = block_signals();
   spdlog::info("{} starting; config {}", version_line(), cfg.path);
-  tune_allocator();
 
   auto store = open_state_or_exit(cfg);
   std::unique_ptr<doris::DorisClient> doris;
