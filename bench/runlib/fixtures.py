@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from .proc import BIN, KAFKA_LIB, free_port, http, pid_cpu_s, run, spawn, stop
+from .proc import BIN, KAFKA_LIB, free_port, http, pid_cpu_s, pid_stat, run, spawn, stop
 from .stats import parse_metrics
 
 EXTRA_KAFKA_PROPERTIES = ""  # --kafka-property lines for the daemon's kafka.properties
@@ -186,8 +186,7 @@ logging:
 
     def minor_faults(self):
         """Minor page faults of the daemon so far (first touches of fresh memory), from /proc."""
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            return int(f.read().rpartition(")")[2].split()[7])
+        return int(pid_stat(self.proc.pid)[7])
 
     def close(self, timeout=90):
         rc = stop(self.proc, timeout=timeout)

@@ -112,10 +112,15 @@ def run_rusage(argv, stdout=subprocess.PIPE):
     return out.decode(), wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
 
 
+def pid_stat(pid):
+    """The fields of /proc/PID/stat after the command name (index 0 = state, 7 = minflt, 11/12 = utime/stime)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rpartition(")")[2].split()
+
+
 def pid_cpu_s(pid):
     """utime+stime of a process (all its threads) in seconds, from /proc."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rpartition(")")[2].split()
+    fields = pid_stat(pid)
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
