@@ -416,18 +416,15 @@ struct Server::Impl {
   // a failed load (StreamLoadAction::on_chunk_data returns early and evhttp
   // discards the input); this does the same after the reply, as nginx's
   // lingering_close does: read and discard until the client closes, bounded
-  // in time so a client that never closes cannot hold the session.
+  // in time so a client that never closes cannot hold the session (the
+  // stream's expiry covers every read until it is changed).
   awaitable<void> lingering_close(beast::tcp_stream& s) {
     std::vector<char> scratch(64 << 10);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    s.expires_after(std::chrono::seconds(5));
     for (;;) {
-      auto left = deadline - std::chrono::steady_clock::now();
-      if (left <= std::chrono::steady_clock::duration::zero()) break;
-      s.expires_after(left);
       auto [ec, n] = co_await s.async_read_some(asio::buffer(scratch), tuple_awaitable);
       if (ec) break;
     }
-    s.expires_never();
   }
 
   awaitable<void> delay(int64_t ms) {
