@@ -150,7 +150,7 @@ class KafkaSource final : public Source {
       pending_.push_back(m);
     }
     in_poll_ = false;
-    if (pending_.size() >= max_messages / 2) wake_fetcher(pending_.back());
+    if (pending_.size() >= max_messages / 2) note_backlog(pending_.back());
     out.batch = make_batch(std::move(pending_));
     pending_ = {};
     out.errors = std::move(errors_);
@@ -589,33 +589,37 @@ class KafkaSource final : public Source {
   // once, so a 48 MiB queue drained in ~0.2 s and the pipeline then idled
   // for the rest of the second (half the catch-up speed of 128 MiB). A
   // watermark query is an op on the broker thread of the partition's leader:
-  // that thread wakes, sees the queue has room and fetches again. Only while
-  // batches come full (a backlog), at most every 50 ms, one partition per
-  // call (the batch's last). The query waits behind the fetch in flight on
-  // that connection, so it runs on a thread of its own, never in poll().
-  void wake_fetcher(const rd_kafka_message_t* m) {
+  // that thread wakes, sees the queue has room and fetches again.
+  // Waking from poll() alone missed with large records (4.3 KB: the queue
+  // holds ~11k, one full batch then small ones, and an empty poll blocks for
+  // its timeout), so a thread of its own queries every 50 ms for as long as
+  // a backlog is being read: until a second after the last half-full batch.
+  // The query waits behind the fetch in flight on that connection, which is
+  // another reason it never runs in poll().
+  void note_backlog(const rd_kafka_message_t* m) {
     if (!kParksForASecond || m->rkt == nullptr) return;
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_wake_ < std::chrono::milliseconds(50)) return;
-    last_wake_ = now;
+    if (now - last_note_ < kWakeEvery) return;  // bounds the locking and the name copy
+    last_note_ = now;
     std::lock_guard lock(wake_mu_);
     if (wake_stop_) return;
     if (!waker_.joinable()) waker_ = std::thread([this] { run_waker(); });
-    wake_req_.emplace(rd_kafka_topic_name(m->rkt), m->partition);
+    wake_tp_.emplace(rd_kafka_topic_name(m->rkt), m->partition);
+    backlog_until_ = now + kBacklogLinger;
     wake_cv_.notify_one();
   }
   void run_waker() {
     std::unique_lock lock(wake_mu_);
     for (;;) {
-      wake_cv_.wait(lock, [&] { return wake_stop_ || wake_req_; });
+      wake_cv_.wait(lock, [&] { return wake_stop_ || std::chrono::steady_clock::now() < backlog_until_; });
       if (wake_stop_) return;
-      auto [topic, partition] = std::move(*wake_req_);
-      wake_req_.reset();
+      const auto [topic, partition] = *wake_tp_;
       lock.unlock();
       int64_t lo = 0, hi = 0;
       // The answer is not needed; a failure only means no early wake-up.
       rd_kafka_query_watermark_offsets(rk_, topic.c_str(), partition, &lo, &hi, 1000);
       lock.lock();
+      wake_cv_.wait_for(lock, kWakeEvery, [&] { return wake_stop_; });
     }
   }
   // Before rd_kafka_destroy(): the waker uses the handle.
@@ -628,10 +632,13 @@ class KafkaSource final : public Source {
     if (waker_.joinable()) waker_.join();
   }
   static inline const bool kParksForASecond = rd_kafka_version() < 0x020100ff;
-  std::chrono::steady_clock::time_point last_wake_{};
+  static constexpr std::chrono::milliseconds kWakeEvery{50};
+  static constexpr std::chrono::seconds kBacklogLinger{1};
+  std::chrono::steady_clock::time_point last_note_{};
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;
-  std::optional<std::pair<std::string, int32_t>> wake_req_;
+  std::optional<std::pair<std::string, int32_t>> wake_tp_;  // set with backlog_until_
+  std::chrono::steady_clock::time_point backlog_until_{};
   bool wake_stop_ = false;
   std::thread waker_;
   bool in_poll_ = false;
