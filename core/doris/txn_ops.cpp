@@ -43,13 +43,9 @@ awaitable<TxnResult> Core::txn_op(Operation op, std::string db, std::optional<in
         continue;
       default: break;
     }
-    if (!c.error) c.error.emplace(ErrorKind::ServerError, Disposition::Retry, "unexpected answer");
-    if (c.error->disposition() != Disposition::Retry) co_return std::move(*c.error);
-    if (a.status >= 500) quarantine(a.from, "HTTP " + std::to_string(a.status));
-    last = std::move(c.error);
+    if (auto final_error = keep_for_retry(std::move(c), a, to_string(op), last)) co_return std::move(*final_error);
   }
-  if (!last) last.emplace(ErrorKind::Shutdown, Disposition::Fail, "doris client shut down");
-  co_return std::move(*last);
+  co_return after_retries(std::move(last));
 }
 
 awaitable<std::variant<LabelState, DorisError>> Core::probe(LoadSpec spec) {
@@ -97,12 +93,9 @@ awaitable<std::variant<LabelState, DorisError>> Core::probe(LoadSpec spec) {
       if (auto* e = std::get_if<DorisError>(&r)) co_return std::move(*e);
       co_return LabelState{LabelState::Unused, std::nullopt};
     }
-    if (!c.error) c.error.emplace(ErrorKind::ServerError, Disposition::Retry, "label probe: unexpected answer");
-    if (c.error->disposition() != Disposition::Retry) co_return std::move(*c.error);
-    last = std::move(c.error);
+    if (auto final_error = keep_for_retry(std::move(c), a, "label probe", last)) co_return std::move(*final_error);
   }
-  if (!last) last.emplace(ErrorKind::Shutdown, Disposition::Fail, "doris client shut down");
-  co_return std::move(*last);
+  co_return after_retries(std::move(last));
 }
 
 awaitable<std::variant<json::value, DorisError>> Core::fe_json(http::verb verb, std::string target, std::string body,
@@ -134,13 +127,28 @@ awaitable<std::variant<json::value, DorisError>> Core::fe_json(http::verb verb, 
       if (!ec) co_return std::move(v);
       c.error.emplace(ErrorKind::ServerError, Disposition::Retry, "metadata request: unparsable answer");
     }
-    if (!c.error) c.error.emplace(ErrorKind::ServerError, Disposition::Retry, "metadata request: unexpected answer");
-    if (c.error->disposition() != Disposition::Retry) co_return std::move(*c.error);
-    if (a.status >= 500) quarantine(a.from, "HTTP " + std::to_string(a.status));
-    last = std::move(c.error);
+    if (auto final_error = keep_for_retry(std::move(c), a, "metadata request", last))
+      co_return std::move(*final_error);
   }
-  if (!last) last.emplace(ErrorKind::Shutdown, Disposition::Fail, "doris client shut down");
-  co_return std::move(*last);
+  co_return after_retries(std::move(last));
+}
+
+// A 5xx sender is quarantined like one that broke the connection: an FE or
+// BE answering 500/503 is usually starting or stopping, and the next attempt
+// should rotate to another endpoint rather than wait on the same one.
+std::optional<DorisError> Core::keep_for_retry(Classification c, const Answer& a, std::string_view what,
+                                               std::optional<DorisError>& last) {
+  if (!c.error) c.error.emplace(ErrorKind::ServerError, Disposition::Retry, std::string(what) + ": unexpected answer");
+  if (c.error->disposition() != Disposition::Retry) return std::move(c.error);
+  if (a.status >= 500) quarantine(a.from, "HTTP " + std::to_string(a.status));
+  last = std::move(c.error);
+  return std::nullopt;
+}
+
+DorisError Core::after_retries(std::optional<DorisError> last) {
+  // No attempt ran: the client was stopping before the first one.
+  if (!last) return DorisError(ErrorKind::Shutdown, Disposition::Fail, "doris client shut down");
+  return std::move(*last);
 }
 
 }  // namespace cdc2doris::doris::detail

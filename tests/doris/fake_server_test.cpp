@@ -516,6 +516,34 @@ TEST_CASE("label probe: unused label's fresh txn is aborted; used label reports 
   CHECK(reqs.at(1).header("two_phase_commit") == "true");
 }
 
+TEST_CASE("label probe: a BE answering 5xx is quarantined and the retry rotates off it", "[doris][probe]") {
+  FakeScript down;
+  down.on_request = [](const FakeRequest&) { return FakeReply{503, "Service Unavailable", {}, false}; };
+  FakeServer bad(down);
+  FakeScript up;
+  up.on_request = [](const FakeRequest&) {
+    return ok(load_json("Label Already Exists",
+                        "[LABEL_ALREADY_EXISTS]TStatus: errCode = 2, detailMessage = Label [l1] has already been "
+                        "used, relate to txn [77]",
+                        -1, "    \"ExistingJobStatus\": \"FINISHED\",\n"));
+  };
+  FakeServer good(up);
+  auto cfg = config({"http://127.0.0.1:1"});
+  cfg.route = Route::DirectBe;
+  cfg.backends = {bad.host_port(), good.host_port()};
+  cfg.retry.max_attempts = 3;
+  cfg.endpoint_quarantine = 10s;
+  auto client = make_client(cfg);
+  for (int i = 0; i < 4; ++i) {
+    auto r = client->probe_label(spec());
+    REQUIRE(std::holds_alternative<LabelState>(r));
+    CHECK(std::get<LabelState>(r).txn_id == 77);
+  }
+  // Round-robin alone would have sent every other probe to it.
+  CHECK(bad.requests().size() <= 1);
+  CHECK(good.requests().size() == 4);
+}
+
 TEST_CASE("schema and SQL helpers", "[doris][metadata]") {
   FakeScript fs;
   fs.on_request = [](const FakeRequest& r) {
