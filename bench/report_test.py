@@ -2,7 +2,8 @@
 """bench/run's report renders from every JSON in bench/results, and under the figures
 table it names the bench-decode figure the schema variant's CPU target is built from
 (issue 18): the same median, n, min and max as the decode section of that JSON, and
-the same target as the table's cell. Runs no benchmark.
+the same target as the table's cell; and the line under it, the bare consumer's CPU on
+the same records plus the decoder's next to the daemon's. Runs no benchmark.
 
 usage: report_test.py REPO_ROOT
 """
@@ -68,6 +69,21 @@ with tempfile.TemporaryDirectory() as tmp:
                          md, re.M)
         check(cell is not None and cell.group(1) == target,
               f"{name}: the table's target cell ({cell.group(1) if cell else 'none'}) is not the note's {target}")
+        # The line under it: the bare consumer's and the decoder's CPU on the same records, and the daemon's.
+        parts = re.search(r"^  Reading the same records with the bare librdkafka consumer took ([\d.]+) CPU-s per "
+                          r"million \(median\): with decoding, ([\d.]+) \(([\d.]+) × bench-decode\) before anything "
+                          r"is sent to Doris; the daemon used ([\d.]+)\.$", md, re.M)
+        check(parts is not None, f"{name}: no line with the bare consumer's and the decoder's CPU under the note")
+        if parts:
+            v = res["schema"]
+            fetch = v["figures"]["plain_consumer"][v["runs"]["schema"]["stream"]]["cpu_s_per_m"]["median"]
+            decode_cpu = 1e6 / s["median"]
+            check(abs(float(parts.group(1)) - fetch) < 0.01, f"{name}: bare consumer CPU {parts.group(1)}, JSON {fetch}")
+            check(abs(float(parts.group(2)) - (fetch + decode_cpu)) < 0.01, f"{name}: sum {parts.group(2)}")
+            check(abs(float(parts.group(3)) - (fetch + decode_cpu) / decode_cpu) < 0.01,
+                  f"{name}: factor {parts.group(3)}")
+            daemon = v["figures"]["schema"]["cpu_s_per_m"]["median"]
+            check(abs(float(parts.group(4)) - daemon) < 0.01, f"{name}: daemon CPU {parts.group(4)}, JSON {daemon}")
 check(checked_notes > 0, "no report in bench/results has both the decode section and the schema variant")
 
 for f in failures:
