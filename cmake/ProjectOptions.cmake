@@ -18,3 +18,14 @@ function(cdc2doris_add_library name)
   add_library(${name} STATIC ${A_SOURCES})
   target_link_libraries(${name} PUBLIC cdc2doris_options ${A_DEPS})
 endfunction()
+
+# cdc2doris_tsan_c11_threads(target): in ThreadSanitizer builds, compile into
+# an executable the shim that routes librdkafka's C11 threads through TSan's
+# pthread interceptors (core/kafka/tsan_c11_threads.cpp says why). Every
+# executable that loads librdkafka needs it, the daemon included, or its
+# first librdkafka thread crashes in TSan's allocator.
+function(cdc2doris_tsan_c11_threads target)
+  if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=thread")
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/core/kafka/tsan_c11_threads.cpp)
+  endif()
+endfunction()

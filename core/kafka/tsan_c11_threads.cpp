@@ -1,4 +1,5 @@
-// Linked into the test executables of ThreadSanitizer builds only.
+// Compiled into the executables of ThreadSanitizer builds only
+// (cdc2doris_tsan_c11_threads() in cmake/ProjectOptions.cmake).
 //
 // Debian's librdkafka creates its threads and locks with C11 <threads.h>
 // (thrd_create, mtx_lock, cnd_wait). glibc implements those with its internal
