@@ -150,7 +150,7 @@ class KafkaSource final : public Source {
       pending_.push_back(m);
     }
     in_poll_ = false;
-    if (pending_.size() >= max_messages / 2) note_backlog(pending_.back());
+    if (pending_.size() >= max_messages / 2) note_backlog(pending_);
     out.batch = make_batch(std::move(pending_));
     pending_ = {};
     out.errors = std::move(errors_);
@@ -594,26 +594,38 @@ class KafkaSource final : public Source {
   // holds ~11k, one full batch then small ones, and an empty poll blocks for
   // its timeout), so a thread of its own queries every 50 ms for as long as
   // a backlog is being read: until a second after the last half-full batch.
+  // Each query wakes only the broker thread leading that partition, so the
+  // waker takes the partitions of the last such batch in turn: with several
+  // brokers each of their threads is woken within a few ticks.
   // The query waits behind the fetch in flight on that connection, which is
   // another reason it never runs in poll().
-  void note_backlog(const rd_kafka_message_t* m) {
-    if (!kParksForASecond || m->rkt == nullptr) return;
+  void note_backlog(const std::vector<rd_kafka_message_t*>& batch) {
+    if (!kParksForASecond) return;
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_note_ < kWakeEvery) return;  // bounds the locking and the name copy
+    if (now - last_note_ < kWakeEvery) return;  // bounds the locking and the name copies
     last_note_ = now;
+    std::vector<std::pair<std::string, int32_t>> tps;
+    const rd_kafka_message_t* run = nullptr;  // records come in runs of one partition
+    for (const rd_kafka_message_t* m : batch) {
+      if (m->rkt == nullptr || (run != nullptr && run->rkt == m->rkt && run->partition == m->partition)) continue;
+      run = m;
+      std::pair<std::string, int32_t> tp{rd_kafka_topic_name(m->rkt), m->partition};
+      if (std::find(tps.begin(), tps.end(), tp) == tps.end()) tps.push_back(std::move(tp));
+    }
+    if (tps.empty()) return;
     std::lock_guard lock(wake_mu_);
     if (wake_stop_) return;
     if (!waker_.joinable()) waker_ = std::thread([this] { run_waker(); });
-    wake_tp_.emplace(rd_kafka_topic_name(m->rkt), m->partition);
+    wake_tps_ = std::move(tps);
     backlog_until_ = now + kBacklogLinger;
     wake_cv_.notify_one();
   }
   void run_waker() {
     std::unique_lock lock(wake_mu_);
-    for (;;) {
+    for (size_t turn = 0;; ++turn) {
       wake_cv_.wait(lock, [&] { return wake_stop_ || std::chrono::steady_clock::now() < backlog_until_; });
       if (wake_stop_) return;
-      const auto [topic, partition] = *wake_tp_;
+      const auto [topic, partition] = wake_tps_[turn % wake_tps_.size()];
       lock.unlock();
       int64_t lo = 0, hi = 0;
       // The answer is not needed; a failure only means no early wake-up.
@@ -637,7 +649,7 @@ class KafkaSource final : public Source {
   std::chrono::steady_clock::time_point last_note_{};
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;
-  std::optional<std::pair<std::string, int32_t>> wake_tp_;  // set with backlog_until_
+  std::vector<std::pair<std::string, int32_t>> wake_tps_;  // non-empty once backlog_until_ is set
   std::chrono::steady_clock::time_point backlog_until_{};
   bool wake_stop_ = false;
   std::thread waker_;
