@@ -23,14 +23,9 @@ awaitable<TxnResult> Core::txn_op(Operation op, std::string db, std::optional<in
       req.set("txn_id", std::to_string(*txn_id));
     else
       req.set("label", label);
-    Answer a;
-    try {
-      a = co_await send(fe, std::move(req));
-    } catch (const TransportFailure& f) {
-      quarantine(f.ep, f.what());
-      last = transport_error(f, cc, std::string(to_string(op)) + " failed");
-      continue;
-    }
+    auto answer = co_await send_attempt(fe, std::move(req), cc, std::string(to_string(op)) + " failed", last);
+    if (!answer) continue;
+    const Answer& a = *answer;
     cc.endpoint = a.from.host_port();
     auto c = classify(a.status, a.body, cc);
     switch (c.verdict) {
@@ -72,14 +67,10 @@ awaitable<std::variant<LabelState, DorisError>> Core::probe(LoadSpec spec) {
     http::request<http::string_body> req{http::verb::put, "/api/" + spec.db + "/" + spec.table + "/_stream_load", 11};
     set_common_headers(req, target);
     set_load_headers(req, spec, false);
-    Answer a;
-    try {
-      a = co_await send(target, std::move(req));  // empty body, Content-Length: 0
-    } catch (const TransportFailure& f) {
-      quarantine(f.ep, f.what());
-      last = transport_error(f, cc, "label probe failed");
-      continue;
-    }
+    // Empty body, Content-Length: 0.
+    auto answer = co_await send_attempt(target, std::move(req), cc, "label probe failed", last);
+    if (!answer) continue;
+    const Answer& a = *answer;
     cc.endpoint = a.from.host_port();
     auto c = classify(a.status, a.body, cc);
     if (c.verdict == Verdict::LabelExists) co_return *c.existing;
@@ -111,14 +102,9 @@ awaitable<std::variant<json::value, DorisError>> Core::fe_json(http::verb verb, 
       req.set(http::field::content_type, "application/json;charset=UTF-8");
       req.body() = body;
     }
-    Answer a;
-    try {
-      a = co_await send(fe, std::move(req));
-    } catch (const TransportFailure& f) {
-      quarantine(f.ep, f.what());
-      last = transport_error(f, cc, "metadata request failed");
-      continue;
-    }
+    auto answer = co_await send_attempt(fe, std::move(req), cc, "metadata request failed", last);
+    if (!answer) continue;
+    const Answer& a = *answer;
     cc.endpoint = a.from.host_port();
     auto c = classify(a.status, a.body, cc);
     if (c.verdict == Verdict::Success) {
@@ -131,6 +117,18 @@ awaitable<std::variant<json::value, DorisError>> Core::fe_json(http::verb verb, 
       co_return std::move(*final_error);
   }
   co_return after_retries(std::move(last));
+}
+
+awaitable<std::optional<Answer>> Core::send_attempt(Endpoint ep, http::request<http::string_body> req,
+                                                   const ClassifyContext& cc, std::string what,
+                                                   std::optional<DorisError>& last) {
+  try {
+    co_return co_await send(ep, std::move(req));
+  } catch (const TransportFailure& f) {
+    quarantine(f.ep, f.what());
+    last = transport_error(f, cc, what);
+  }
+  co_return std::nullopt;
 }
 
 // A 5xx sender is quarantined like one that broke the connection: an FE or

@@ -265,6 +265,11 @@ class Core : public std::enable_shared_from_this<Core> {
   void set_common_headers(http::fields& f, const Endpoint& ep) const;
   void set_load_headers(http::fields& f, const LoadSpec& s, bool gzip) const;
   DorisError transport_error(const TransportFailure& f, const ClassifyContext& cc, const std::string& what) const;
+  // One attempt's exchange in txn_ops.cpp's retry loops: the answer, or
+  // nullopt with the endpoint quarantined and `last` set (a transport failure).
+  awaitable<std::optional<Answer>> send_attempt(Endpoint ep, http::request<http::string_body> req,
+                                                const ClassifyContext& cc, std::string what,
+                                                std::optional<DorisError>& last);
   // The shared end of a failed attempt in txn_ops.cpp's retry loops: the
   // final error to return, or nullopt with `last` set to retry.
   std::optional<DorisError> keep_for_retry(Classification c, const Answer& a, std::string_view what,
