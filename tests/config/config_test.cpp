@@ -330,7 +330,7 @@ TEST_CASE("config: rejects what run would reject, at the value's file:line:col",
   CHECK(config::load_string(base + "routing:\n  rules: [{match: \"(shop\\\\..*)\", target: \"$1\"}]\n", "t").rules.size() == 1);
 }
 
-TEST_CASE("config: redaction by value, as whole tokens; user names are not secrets", "[config][secrets]") {
+TEST_CASE("config: redaction by value, as whole tokens, user names are not secrets", "[config][secrets]") {
   auto c = config::load_string(
       "kafka:\n  bootstrap_servers: k\n  group_id: cdc2doris\n  topics: [a]\n  properties:\n"
       "    security.protocol: SASL_PLAINTEXT\n    sasl.mechanism: PLAIN\n"

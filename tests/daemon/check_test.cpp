@@ -68,7 +68,7 @@ std::string config(const std::string& kafka, const std::string& fe, const TempDi
 
 }  // namespace
 
-TEST_CASE("check: rejects what run rejects, with file:line:col; run exits 2 instead of dying by a signal",
+TEST_CASE("check: rejects what run rejects, with file:line:col, run exits 2 instead of dying by a signal",
           "[daemon][check]") {
   TempDir dir("check-validate");
   struct Bad {
@@ -168,7 +168,7 @@ TEST_CASE("cli: unknown flags are errors, per-command help, state show does not 
   CHECK(std::filesystem::is_empty(dir / "state"));
 }
 
-TEST_CASE("check --connect: Kafka metadata, topics, authenticated Doris, derived tables; exit 5 with each reason",
+TEST_CASE("check --connect: Kafka metadata, topics, authenticated Doris, derived tables, exit 5 with each reason",
           "[daemon][check][connect]") {
   auto& broker = KafkaBroker::shared();
   TempDir dir("check-connect");

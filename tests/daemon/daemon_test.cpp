@@ -118,7 +118,7 @@ TEST_CASE("cli: documented exit codes", "[daemon][cli]") {
   CHECK_THAT(ref.output, Catch::Contains("| `delivery.epoch_interval` | duration (>= 1ms) | 10s |"));
 }
 
-TEST_CASE("daemon: admin endpoints during a real run; /readyz follows Doris; the state dir is locked; no secret leaks",
+TEST_CASE("daemon: admin endpoints during a real run, /readyz follows Doris, the state dir is locked, no secret leaks",
           "[daemon][admin][secrets]") {
   const std::string doris_pw = "Doris-S3cret-pw-4711";
   const std::string kafka_pw = "Kafka-S3cret-pw-0815";

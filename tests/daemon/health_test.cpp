@@ -213,7 +213,7 @@ TEST_CASE("health: /readyz stays 503 while Kafka never answered, and names a mis
   CHECK(d.process().wait(30s) == std::optional<int>(daemon::kExitOk));
 }
 
-TEST_CASE("health: failing Doris loads turn /readyz 503; once over, the error is cleared, lag is 0, phase idle",
+TEST_CASE("health: failing Doris loads turn /readyz 503, once over, the error is cleared, lag is 0, phase idle",
           "[daemon][health][metrics]") {
   auto& broker = KafkaBroker::shared();
   TempDir dir("health-loads");

@@ -166,7 +166,7 @@ TEST_CASE("Primary-key change deletes the old key and inserts the new row", "[de
   REQUIRE(run2.change.rows.size() == 2);
 }
 
-TEST_CASE("PostgreSQL update without before is an upsert; delete needs the key", "[decode][postgres]") {
+TEST_CASE("PostgreSQL update without before is an upsert, delete needs the key", "[decode][postgres]") {
   Run run;
   const std::string src =
       R"("source":{"version":"1.2.1.Final","connector":"postgresql","name":"pg","ts_ms":1589362330904,"snapshot":"false","db":"postgres","schema":"inventory","table":"products","txId":565,"lsn":34054736,"xmin":null})";

@@ -335,7 +335,7 @@ TEST_CASE("Schemaless records are typed by their Doris target columns", "[decode
   CHECK(doris.rows("t").size() == 2);
 }
 
-TEST_CASE("Schemaless arrays and structs land as the same JSON in JSON, ARRAY and STRING columns; LARGEINT from Decimal bytes",
+TEST_CASE("Schemaless arrays and structs land as the same JSON in JSON, ARRAY and STRING columns, LARGEINT from Decimal bytes",
           "[decode][schemaless][issue12]") {
   const std::vector<DorisColumn> cols = {
       {"id", "INT", std::nullopt, std::nullopt},       {"doc", "JSON", std::nullopt, std::nullopt},

@@ -124,7 +124,7 @@ TEST_CASE("TLS FE: CA file verifies, unknown CA is refused, verification can be 
   }
 }
 
-TEST_CASE("TLS FE redirects the load to a plain BE; data-quality error carries the error log; no password leaks",
+TEST_CASE("TLS FE redirects the load to a plain BE, data-quality error carries the error log, no password leaks",
           "[doris][tls][redirect]") {
   TempDir dir;
   auto files = make_self_signed(dir.path());
@@ -477,7 +477,7 @@ TEST_CASE("direct BE: discovery, address rewrite, rotation off a dead BE", "[dor
   CHECK(fe.requests().size() == 1);  // one discovery, cached
 }
 
-TEST_CASE("label probe: unused label's fresh txn is aborted; used label reports state", "[doris][probe]") {
+TEST_CASE("label probe: unused label's fresh txn is aborted, used label reports state", "[doris][probe]") {
   std::vector<std::string> aborted;
   std::mutex m;
   FakeScript bs;
@@ -581,7 +581,7 @@ TEST_CASE("schema and SQL helpers", "[doris][metadata]") {
   CHECK_FALSE(res.rows[1][0]);
 }
 
-TEST_CASE("write_from: the caller's buffer becomes a body chunk; bytes, order and the buffer cap as with write",
+TEST_CASE("write_from: the caller's buffer becomes a body chunk, bytes, order and the buffer cap as with write",
           "[doris][backpressure]") {
   FakeScript bs;
   bs.read_delay = 2ms;  // a slow reader: write_from must wait for room like write

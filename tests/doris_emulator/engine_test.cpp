@@ -715,7 +715,7 @@ TEST_CASE("partial update: staged partial rows survive a restart and apply on co
   CHECK(h.rows("p") == std::vector<std::string>{R"({"id":1,"name":null,"balance":"11.00","city":"milan"})"});
 }
 
-TEST_CASE("sql: MODIFY COLUMN follows Doris' schema-change rules; a running schema change refuses ALTER",
+TEST_CASE("sql: MODIFY COLUMN follows Doris' schema-change rules, a running schema change refuses ALTER",
           "[emulator][sql][ddl]") {
   Fix f;
   f.e.execute_sql("d", "CREATE TABLE m (id BIGINT NOT NULL, i INT NULL, v VARCHAR(20) NULL, n INT NOT NULL DEFAULT \"0\", "

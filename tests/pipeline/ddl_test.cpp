@@ -223,7 +223,7 @@ TEST_CASE("schema evolution add: a column with a default gives the rows already 
         std::vector<std::string>{R"({"id":1,"a":10,"q":7})", R"({"id":2,"a":20,"q":3})"});
 }
 
-TEST_CASE("schema evolution off: the table is left alone; the missing column is counted and not loaded",
+TEST_CASE("schema evolution off: the table is left alone, the missing column is counted and not loaded",
           "[pipeline][ddl]") {
   World w;
   w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");

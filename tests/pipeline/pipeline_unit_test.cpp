@@ -277,7 +277,7 @@ void leave_precommitted_epoch(Env& env) {
 }
 }  // namespace
 
-TEST_CASE("pipeline: shutdown deadline exceeded returns an error; the next start rolls the epoch forward",
+TEST_CASE("pipeline: shutdown deadline exceeded returns an error, the next start rolls the epoch forward",
           "[pipeline][unit]") {
   Env env;
   leave_precommitted_epoch(env);

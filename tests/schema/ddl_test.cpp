@@ -79,7 +79,7 @@ TEST_CASE("CREATE TABLE from a row schema: keys first, NOT NULL, merge-on-write,
   e.execute_sql("d", sql);
 }
 
-TEST_CASE("Key columns move to the front; a missing key or no key is refused", "[schema]") {
+TEST_CASE("Key columns move to the front, a missing key or no key is refused", "[schema]") {
   auto row = decode::compile_schema(kRow);
   auto cols = schema::columns_from_schema(row, {"note", "id"});
   auto spec = schema::table_from_columns("d", "t", cols, {"note", "id"}, {});

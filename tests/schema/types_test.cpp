@@ -158,7 +158,7 @@ TEST_CASE("Without the source type the Connect schema picks a type that holds ev
   CHECK(t(R"({"type":"map","keys":{"type":"string"},"values":{"type":"string"}})") == "JSON");
 }
 
-TEST_CASE("Type names are compared in one spelling; widenings follow Doris' schema-change matrix") {
+TEST_CASE("Type names are compared in one spelling, widenings follow Doris' schema-change matrix") {
   CHECK(schema::normalize_type("varchar(200)") == "VARCHAR(200)");
   CHECK(schema::normalize_type("DECIMALV3(10, 2)") == "DECIMAL(10,2)");
   CHECK(schema::normalize_type("datetimev2(0)") == "DATETIME");

@@ -65,7 +65,7 @@ TEMPLATE_TEST_CASE("latest is the highest epoch and list is ascending", "[state]
   CHECK(epochs == std::vector<uint64_t>{1, 2, 3, 256, 300});
 }
 
-TEMPLATE_TEST_CASE("commit advances per-partition offsets; absent partitions keep theirs", "[state]", RocksFixture,
+TEMPLATE_TEST_CASE("commit advances per-partition offsets, absent partitions keep theirs", "[state]", RocksFixture,
                    MemoryFixture) {
   TestType f;
   f.store().put_epoch(make_epoch(1, {"a"}, {{"orders", 0, 0, 100}, {"orders", 1, 0, 50}}));

@@ -112,7 +112,7 @@ TEST_CASE("Shop: every record decodes (auto envelope, default options) to the mo
   }
 }
 
-TEST_CASE("Shop: envelopes are configurable per table; schema tables get typed values", "[workload][shop][roundtrip]") {
+TEST_CASE("Shop: envelopes are configurable per table, schema tables get typed values", "[workload][shop][roundtrip]") {
   ShopOptions o;
   o.seed = 9;
   o.customers = Format::Schema;
