@@ -413,13 +413,21 @@ void Pipeline::Impl::commit_offsets(const ClosingEpoch& c) {
       group_offsets_pending_[tp] = {off, state::encode_committed(c.record.epoch, c.record.label_prefix)};
   } else if (!offsets.empty()) {
     kafka::GroupOffsetMap g;
-    for (const auto& [tp, off] : offsets) g[tp] = {off, state::encode_committed(c.record.epoch, c.record.label_prefix)};
+    for (const auto& [tp, off] : offsets) {
+      if (may_commit_end(tp, off))
+        g[tp] = {off, state::encode_committed(c.record.epoch, c.record.label_prefix)};
+      else
+        log_->info("epoch {}: {} changed owner since the epoch read it; its end offset {} is left to the group",
+                   c.record.epoch, kafka::to_string(tp), off);
+    }
     // Past the commit point a refusal changes nothing: the group's pending
     // metadata names this epoch, and whoever owns the partitions now finds
     // its txns committed and starts after it.
-    if (auto r = deps_.source.commit_group(g); r.status != kafka::CommitStatus::Committed)
-      log_->warn("committing end offsets of epoch {} to the consumer group failed: {}", c.record.epoch,
-                 r.error ? r.error->what() : "?");
+    if (!g.empty()) {
+      if (auto r = deps_.source.commit_group(g); r.status != kafka::CommitStatus::Committed)
+        log_->warn("committing end offsets of epoch {} to the consumer group failed: {}", c.record.epoch,
+                   r.error ? r.error->what() : "?");
+    }
   }
   CDC2DORIS_CRASH_POINT("after_offset_commit");
   publish_partitions();

@@ -259,6 +259,21 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
   return resolved_[key] = PendingFate::Committed;
 }
 
+// The broker checks an OffsetCommit's generation, not which partitions the
+// member owns. An epoch that was past its commit point when its partition was
+// lost still commits (the new owner resolves it the same way), and by then
+// this member may have rejoined under a new generation: its end offset would
+// be accepted. The new owner may have loaded the partition further since, so
+// writing the older end would move the group back over rows already in Doris,
+// and whoever owns the partition next would load them twice. Likewise an epoch
+// rolled forward at startup, for a partition the group had moved past while
+// this member was down. So an end offset goes out only for a partition owned
+// now, and only if it is not behind where that ownership began.
+bool Pipeline::Impl::may_commit_end(const TopicPartition& tp, int64_t end) const {
+  auto it = owned_from_.find(tp);
+  return it != owned_from_.end() && end >= it->second;
+}
+
 kafka::OffsetMap Pipeline::Impl::group_starts(const std::vector<TopicPartition>& tps) {
   kafka::OffsetMap out;
   if (tps.empty()) return out;

@@ -163,6 +163,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   PendingFate resolve_pending(const state::GroupMeta& m);
   // Where newly assigned partitions start, decided by the group.
   kafka::OffsetMap group_starts(const std::vector<TopicPartition>& tps);
+  // Whether an end offset of tp may be committed to the group now.
+  bool may_commit_end(const TopicPartition& tp, int64_t end) const;
   // --- recovery
   void recover();
   void abort_lingering();
@@ -278,6 +280,10 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::string_view current_topic_name_;  // the source's view of its topic name (librdkafka: one per topic)
   // End offsets of committed epochs, for partitions (re)assigned later.
   std::map<TopicPartition, int64_t> committed_;
+  // Per assigned partition: where its current ownership began (the group's
+  // offset then; INT64_MIN when it starts per auto.offset.reset). See
+  // may_commit_end().
+  std::map<TopicPartition, int64_t> owned_from_;
   std::map<Target, TableInfo> table_info_cache_;
   DdlTracking ddl_;
   uint64_t rewind_generation_ = 0;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace cdc2doris::pipeline {
 
@@ -53,6 +54,10 @@ kafka::OffsetMap Pipeline::Impl::assign_partitions(const std::vector<TopicPartit
     pos_[tp] = off;
     base_[tp] = off;
   }
+  for (const auto& tp : added) {
+    auto it = out.find(tp);
+    owned_from_[tp] = it != out.end() ? it->second : std::numeric_limits<int64_t>::min();
+  }
   // A partition left out starts per auto.offset.reset; the first record seen
   // fixes the epoch's start for it.
   log_->info("assigned {} partition(s)", added.size());
@@ -84,6 +89,7 @@ void Pipeline::Impl::revoke_partitions(const std::vector<TopicPartition>& revoke
   }
   for (const auto& tp : revoked) {
     erase_position(tp, /*with_base=*/true);
+    owned_from_.erase(tp);
     deps_.metrics.erase_partition(kafka::to_string(tp));
   }
   if (lost && !replay_) {

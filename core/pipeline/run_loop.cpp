@@ -44,9 +44,12 @@ RunResult Pipeline::Impl::run() {
       if (!group_offsets_pending_.empty() && !pos_.empty()) {
         kafka::GroupOffsetMap mine;
         for (const auto& [tp, off] : group_offsets_pending_)
-          if (pos_.count(tp)) mine[tp] = off;
-        if (auto r = deps_.source.commit_group(mine); r.status != kafka::CommitStatus::Committed)
-          log_->warn("committing recovered offsets to the consumer group failed: {}", r.error ? r.error->what() : "?");
+          if (may_commit_end(tp, off.offset)) mine[tp] = off;
+        if (!mine.empty()) {
+          if (auto r = deps_.source.commit_group(mine); r.status != kafka::CommitStatus::Committed)
+            log_->warn("committing recovered offsets to the consumer group failed: {}",
+                       r.error ? r.error->what() : "?");
+        }
         group_offsets_pending_.clear();
       }
       for (const auto& e : polled.transient) {

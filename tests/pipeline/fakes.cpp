@@ -301,8 +301,15 @@ kafka::CommitResult FakeSource::commit_group(const kafka::GroupOffsetMap& offset
   for (const auto& [tp, go] : offsets) {
     group_[tp] = go.offset;
     group_meta_[tp] = go.metadata;
+    group_commits_[tp].push_back(go.offset);
   }
   return {};
+}
+
+std::vector<int64_t> FakeSource::group_commits(const TopicPartition& tp) const {
+  std::lock_guard lk(mu_);
+  auto it = group_commits_.find(tp);
+  return it == group_commits_.end() ? std::vector<int64_t>{} : it->second;
 }
 
 std::variant<kafka::GroupOffsetMap, Error> FakeSource::committed_group(const std::vector<TopicPartition>& tps,

@@ -66,6 +66,8 @@ class FakeSource final : public kafka::Source {
   // member was rebalanced away); nothing is written.
   void fence_next_group_commits(int n);
   kafka::GroupOffsetMap group_committed_with_metadata() const;
+  // Every offset a commit_group() call wrote for tp, in order.
+  std::vector<int64_t> group_commits(const kafka::TopicPartition& tp) const;
   // Writes the group's offset + metadata directly (another member's commit).
   void set_group_offset(const kafka::TopicPartition& tp, kafka::GroupOffset go);
   // Runs on the poll thread right after on_revoke returned.
@@ -115,6 +117,7 @@ class FakeSource final : public kafka::Source {
   std::set<kafka::TopicPartition> paused_;
   kafka::OffsetMap group_;
   std::map<kafka::TopicPartition, std::string> group_meta_;
+  std::map<kafka::TopicPartition, std::vector<int64_t>> group_commits_;
   int fence_commits_ = 0;
   kafka::RebalanceListener* listener_ = nullptr;
   bool assigned_once_ = false;

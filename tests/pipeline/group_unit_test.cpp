@@ -138,6 +138,70 @@ TEST_CASE("group: a restart whose recorded epoch never reached the group aborts 
   check_txns_clean(env);
 }
 
+TEST_CASE("group: an epoch that commits after its partition was lost does not move the group's offset back",
+          "[pipeline][unit][group]") {
+  Env env;
+  env.produce(60);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  // The next epoch passes its commit point, then Doris stops answering commits.
+  env.doris.fail_all_commits(derr(doris::ErrorKind::ServerError, Disposition::Retry, "FE unavailable"));
+  env.produce(60);
+  REQUIRE(run.wait_for([&] {
+    auto l = env.store.latest();
+    return l && l->state == state::EpochState::Precommitted;
+  }));
+  const auto rec = *env.store.latest();
+  REQUIRE_FALSE(rec.partitions.empty());
+  const auto& lost = rec.partitions.front();
+  const kafka::TopicPartition tp{lost.topic, lost.partition};
+  // Meanwhile the partition is lost (this member was a zombie); its new owner
+  // committed the pending epoch and loaded further.
+  env.source.schedule_revoke({tp}, /*lost=*/true, 0, /*reassign_after_polls=*/-1);
+  REQUIRE(run.wait_for([&] { return env.source.stats().revokes >= 1; }));
+  const int64_t moved_on = lost.end_offset + 10;
+  env.source.set_group_offset(tp, {moved_on, state::encode_committed(7, "other")});
+  env.doris.heal();
+  // The epoch commits and its other partitions get their end offsets.
+  REQUIRE(run.wait_for([&] {
+    auto g = env.source.group_committed();
+    for (const auto& p : rec.partitions)
+      if (!(p.topic == tp.topic && p.partition == tp.partition) && g[{p.topic, p.partition}] < p.end_offset)
+        return false;
+    return env.store.get(rec.epoch)->state == state::EpochState::Committed;
+  }));
+  CHECK(env.source.group_committed()[tp] == moved_on);
+  CHECK_FALSE(run.stop().error);
+}
+
+TEST_CASE("group: an epoch rolled forward at startup leaves a partition the group moved past alone",
+          "[pipeline][unit][group]") {
+  Env env;
+  env.produce(60);
+  const auto rec = leave_pending(env, env.store, "t");
+  // While this instance was down, another member took one of the epoch's
+  // partitions, committed the epoch and loaded further.
+  const auto& taken = rec.partitions.front();
+  const kafka::TopicPartition tp{taken.topic, taken.partition};
+  const int64_t moved_on = taken.end_offset + 5;
+  env.source.set_group_offset(tp, {moved_on, state::encode_committed(7, "other")});
+  const size_t commits_before = env.source.group_commits(tp).size();
+  Runner run(env, instance(env, "t"));
+  // The restart rolls the epoch forward (the group still names it on the
+  // other partitions), and those get its end offsets.
+  REQUIRE(run.wait_for([&] {
+    auto g = env.source.group_committed();
+    for (const auto& p : rec.partitions)
+      if (!(p.topic == tp.topic && p.partition == tp.partition) && g[{p.topic, p.partition}] < p.end_offset)
+        return false;
+    return env.store.get(rec.epoch)->state == state::EpochState::Committed;
+  }));
+  CHECK_FALSE(run.stop().error);
+  const auto commits = env.source.group_commits(tp);
+  for (size_t i = commits_before; i < commits.size(); ++i) CHECK(commits[i] >= moved_on);
+  CHECK(env.source.group_committed()[tp] >= moved_on);
+}
+
 TEST_CASE("group metadata: round trip, escaping, and the table list dropped when it would not fit",
           "[pipeline][unit][group]") {
   std::vector<state::EpochTable> tables{{"shop", "orders", 1}, {"shop", "a b,c", 3}, {"x:y", "t;1", 1}};
