@@ -119,11 +119,21 @@ void Pipeline::Impl::abort_record(const state::EpochRecord& rec) {
     }
   }
   deps_.store.set_state(rec.epoch, committed_elsewhere ? state::EpochState::Committed : state::EpochState::Aborted);
-  if (committed_elsewhere)
+  if (committed_elsewhere) {
+    // Its rows are in Doris: the rewind that follows starts the partitions
+    // still held after the epoch, and nothing is left to abort.
+    for (const auto& p : rec.partitions) {
+      const TopicPartition tp{p.topic, p.partition};
+      committed_[tp] = p.end_offset;
+      if (auto b = base_.find(tp); b != base_.end()) b->second = p.end_offset;
+    }
+    open_.loads.clear();
+    last_committed_epoch_ = rec.epoch;
     log_->warn("epoch {}: another member committed it after this one was fenced; its records are not re-read here",
                rec.epoch);
-  else
+  } else {
     log_->warn("epoch {}: fenced by the consumer group; its txns are aborted and its records re-read", rec.epoch);
+  }
   // The number is not reused: a new owner may have seen it pending.
   open_.epoch = rec.epoch + 1;
   open_.record = {};

@@ -291,9 +291,13 @@ std::optional<Error> FakeSource::commit(const kafka::OffsetMap& offsets, const s
 }
 
 kafka::CommitResult FakeSource::commit_group(const kafka::GroupOffsetMap& offsets) {
-  std::lock_guard lk(mu_);
+  std::unique_lock lk(mu_);
   if (fence_commits_ > 0) {
     --fence_commits_;
+    if (auto hook = on_fence_) {
+      lk.unlock();
+      hook();
+    }
     return {kafka::CommitStatus::Fenced,
             Error(Disposition::Retry, "Kafka: commit offsets with generation: ILLEGAL_GENERATION (fake)")};
   }
@@ -321,9 +325,10 @@ std::variant<kafka::GroupOffsetMap, Error> FakeSource::committed_group(const std
   return out;
 }
 
-void FakeSource::fence_next_group_commits(int n) {
+void FakeSource::fence_next_group_commits(int n, std::function<void()> on_fence) {
   std::lock_guard lk(mu_);
   fence_commits_ = n;
+  on_fence_ = std::move(on_fence);
 }
 
 kafka::GroupOffsetMap FakeSource::group_committed_with_metadata() const {

@@ -63,8 +63,9 @@ class FakeSource final : public kafka::Source {
   void schedule_revoke(std::vector<kafka::TopicPartition> tps, bool lost, int after_polls = 0,
                        int reassign_after_polls = 1);
   // The next n commits carrying a generation are refused as fenced (this
-  // member was rebalanced away); nothing is written.
-  void fence_next_group_commits(int n);
+  // member was rebalanced away); nothing is written. on_fence runs (on the
+  // committing thread) at each refusal: what other members do meanwhile.
+  void fence_next_group_commits(int n, std::function<void()> on_fence = {});
   kafka::GroupOffsetMap group_committed_with_metadata() const;
   // Every offset a commit_group() call wrote for tp, in order.
   std::vector<int64_t> group_commits(const kafka::TopicPartition& tp) const;
@@ -119,6 +120,7 @@ class FakeSource final : public kafka::Source {
   std::map<kafka::TopicPartition, std::string> group_meta_;
   std::map<kafka::TopicPartition, std::vector<int64_t>> group_commits_;
   int fence_commits_ = 0;
+  std::function<void()> on_fence_;
   kafka::RebalanceListener* listener_ = nullptr;
   bool assigned_once_ = false;
   bool closed_ = false;

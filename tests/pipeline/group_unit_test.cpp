@@ -82,6 +82,28 @@ TEST_CASE("group: a member fenced at the commit point aborts its epoch and re-re
   check_txns_clean(env);
 }
 
+TEST_CASE("group: a fenced epoch another member committed meanwhile is not re-read", "[pipeline][unit][group]") {
+  Env env;
+  env.produce(100);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  // An earlier attempt of the commit point reached the group after all, and
+  // a new owner resolved the epoch (committed its txns and moved the group
+  // on) before this member heard "fenced" and read the group back.
+  env.source.fence_next_group_commits(1, [&] {
+    for (const auto& t : env.doris.txns())
+      if (t.state == TxnState::Precommitted) REQUIRE(std::holds_alternative<doris::TxnOutcome>(env.doris.commit("shop", t.id)));
+  });
+  env.produce(100);
+  REQUIRE(run.wait_for([&] { return run.metrics.epochs_fenced == 1; }));
+  // (The new owner moved the group past the epoch; the next epoch does it here.)
+  env.produce(50);
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
 TEST_CASE("group: a pending epoch another member left pre-committed is committed by the next owner",
           "[pipeline][unit][group]") {
   Env env;
