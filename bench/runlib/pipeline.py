@@ -12,7 +12,7 @@ from .fixtures import Daemon
 from .proc import (http, json_line, kafka_tool, log, machine_busy_s, pid_cpu_s, run, run_rusage, spawn, stop,
                    wait_committed_argv)
 from .stats import fig, hist_quantile, ratio_summary
-from .workload import RunSpec, make_emulator, produce
+from .workload import RunSpec, make_emulator, produce, typed_ddl
 
 
 def loads_per_table_epoch(emu):
@@ -200,24 +200,44 @@ def section_pipeline(env, name, records, tables, topics, with_baselines, extra_d
     return out
 
 
-def section_memory(env):
-    """Throughput and peak RSS of the 8-table stream against librdkafka's prefetch
-    (queued.max.messages.kbytes) and delivery.memory_cap (issue 18 item 3)."""
+def memory_streams(env):
+    """The streams of the memory section: name -> (produced info, DDL of its tables)."""
     cfg = env.cfg
-    info = env.produced.get("e2e8") or produce(env, "e2e8", cfg.records, 8, 0)
+    out = {}
+    for s in cfg.memory_streams.split(","):
+        if s == "e2e8":
+            out[s] = (env.produced.get("e2e8") or produce(env, "e2e8", cfg.records, 8, 0), None)
+        elif s == "schema":
+            # The schema-envelope stream of the variants section (4.3 KB records: the prefetch holds
+            # the fewest of them).
+            out[s] = (env.produced.get("e2eschema") or
+                      produce(env, "e2eschema", cfg.records_schema, 8, 0, ["--format", "schema"]), typed_ddl)
+        else:
+            raise SystemExit(f"--memory-streams: unknown stream {s!r} (e2e8, schema)")
+    return out
+
+
+def section_memory(env):
+    """Throughput and peak RSS of the 8-table stream (and the schema-envelope stream) against
+    librdkafka's prefetch (queued.max.messages.kbytes) and delivery.memory_cap (issue 18 item 3)."""
+    cfg = env.cfg
+    streams = memory_streams(env)
     points = []
-    for spec in cfg.memory_points.split(","):
-        kb, cap, fetch = (spec.split(":") + ["default", "default"])[:3]
-        points.append({"kbytes": kb, "memory_cap": cap or "default", "fetch_max_bytes": fetch or "default",
-                       "daemon": []})
+    for stream in streams:
+        for spec in cfg.memory_points.split(","):
+            kb, cap, fetch = (spec.split(":") + ["default", "default"])[:3]
+            points.append({"stream": stream, "kbytes": kb, "memory_cap": cap or "default",
+                           "fetch_max_bytes": fetch or "default", "daemon": []})
     for rep in range(1, cfg.reps + 1):
+        # Settings interleaved within a repetition: a drift of the machine hits them alike.
         for i, pt in enumerate(points):
+            info, ddl = streams[pt["stream"]]
             props = f"    queued.max.messages.kbytes: \"{pt['kbytes']}\"\n" if pt["kbytes"] != "default" else ""
             if pt["fetch_max_bytes"] != "default":
                 props += f"    fetch.max.bytes: \"{pt['fetch_max_bytes']}\"\n"
             delivery = f"  memory_cap: {pt['memory_cap']}\n" if pt["memory_cap"] != "default" else ""
             res, emu, _, _ = daemon_run(env, info, f"mem{i}", 8, rep,
-                                        spec=RunSpec(kafka_properties=props, delivery=delivery))
+                                        spec=RunSpec(ddl=ddl, kafka_properties=props, delivery=delivery))
             emu.close()
             pt["daemon"].append(res)
     for pt in points:

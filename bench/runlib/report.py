@@ -106,14 +106,15 @@ def write_markdown(path, res, table):
                      f"{stream_text(p, partial)}")
     if res.get("memory"):
         L.append("")
-        L.append("## Memory against prefetch and memory cap (8-table stream)")
+        L.append("## Memory against prefetch and memory cap")
         L.append("")
-        L.append("| queued.max.messages.kbytes | delivery.memory_cap | fetch.max.bytes | records/s (median) | "
+        L.append("| stream | queued.max.messages.kbytes | delivery.memory_cap | fetch.max.bytes | records/s (median) | "
                  "peak RSS MiB (median) | CPU-s per million | runs |")
-        L.append("|---:|---:|---:|---:|---:|---:|---:|")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|")
         for pt in res["memory"]["points"]:
             f = pt["figures"]
-            L.append(f"| {pt['kbytes']} | {pt['memory_cap']} | {pt.get('fetch_max_bytes', 'default')} | "
+            stream = {"e2e8": "8 tables", "schema": "schema envelope"}.get(pt.get("stream", "e2e8"), pt.get("stream"))
+            L.append(f"| {stream} | {pt['kbytes']} | {pt['memory_cap']} | {pt.get('fetch_max_bytes', 'default')} | "
                      f"{fmt_num(med(f['records_per_s']))} | "
                      f"{fmt_num(med(f['peak_rss_mib']))} | {fmt_num(med(f['cpu_s_per_m']), 2)} | {f['records_per_s']['n']} |")
     L.append("")
@@ -183,7 +184,8 @@ def method_text(cfg, defaults):
         "by table and by the epoch in their label (part n of an epoch has label `..._{epoch}-{n}`). The schema "
         "variant's CPU target is 1.5 x bench-decode's CPU per record for the schema format (same generator, seed "
         "and table count) from the decode section of the same report.",
-        "- Memory: the 8-table stream of the pipeline section, one daemon run per setting and repetition "
+        "- Memory: the 8-table stream of the pipeline section (and, with `--memory-streams e2e8,schema`, the "
+        "schema-envelope stream of the variants, typed tables), one daemon run per stream, setting and repetition "
         "(settings interleaved within a repetition), with `kafka.properties.queued.max.messages.kbytes`, "
         "`delivery.memory_cap` and `kafka.properties.fetch.max.bytes` as listed ('default' = the daemon's own); "
         "peak RSS = VmHWM when the group committed everything.",
