@@ -35,6 +35,14 @@ state::EpochRecord leave_pending(Env& env, state::CheckpointStore& store, const 
   return rec;
 }
 
+// `rec` is COMMITTED and the group holds its end offsets, except on `tp`.
+bool committed_except(Env& env, const state::EpochRecord& rec, const kafka::TopicPartition& tp) {
+  auto g = env.source.group_committed();
+  for (const auto& p : rec.partitions)
+    if (kafka::TopicPartition{p.topic, p.partition} != tp && g[{p.topic, p.partition}] < p.end_offset) return false;
+  return env.store.get(rec.epoch)->state == state::EpochState::Committed;
+}
+
 }  // namespace
 
 TEST_CASE("group: a partition starts where the group is, not where this instance's own state was",
@@ -185,13 +193,7 @@ TEST_CASE("group: an epoch that commits after its partition was lost does not mo
   env.source.set_group_offset(tp, {moved_on, state::encode_committed(7, "other")});
   env.doris.heal();
   // The epoch commits and its other partitions get their end offsets.
-  REQUIRE(run.wait_for([&] {
-    auto g = env.source.group_committed();
-    for (const auto& p : rec.partitions)
-      if (!(p.topic == tp.topic && p.partition == tp.partition) && g[{p.topic, p.partition}] < p.end_offset)
-        return false;
-    return env.store.get(rec.epoch)->state == state::EpochState::Committed;
-  }));
+  REQUIRE(run.wait_for([&] { return committed_except(env, rec, tp); }));
   CHECK(env.source.group_committed()[tp] == moved_on);
   CHECK_FALSE(run.stop().error);
 }
@@ -211,13 +213,7 @@ TEST_CASE("group: an epoch rolled forward at startup leaves a partition the grou
   Runner run(env, instance(env, "t"));
   // The restart rolls the epoch forward (the group still names it on the
   // other partitions), and those get its end offsets.
-  REQUIRE(run.wait_for([&] {
-    auto g = env.source.group_committed();
-    for (const auto& p : rec.partitions)
-      if (!(p.topic == tp.topic && p.partition == tp.partition) && g[{p.topic, p.partition}] < p.end_offset)
-        return false;
-    return env.store.get(rec.epoch)->state == state::EpochState::Committed;
-  }));
+  REQUIRE(run.wait_for([&] { return committed_except(env, rec, tp); }));
   CHECK_FALSE(run.stop().error);
   const auto commits = env.source.group_commits(tp);
   for (size_t i = commits_before; i < commits.size(); ++i) CHECK(commits[i] >= moved_on);
