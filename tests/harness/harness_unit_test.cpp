@@ -40,6 +40,37 @@ TEST_CASE("Process: the destructor leaves no child behind", "[harness]") {
   CHECK(::kill(pid, 0) == -1);
 }
 
+TEST_CASE("Process: the constructor returns once the program runs, with default signal handling",
+          "[harness]") {
+  // A signal right after the constructor reaches the program, not a forked
+  // copy of the test that has not exec'd yet (which would run the test's
+  // handlers: Catch's report and the cleanup that kills every fixture).
+  for (int i = 0; i < 20; ++i) {
+    Process p({{"sleep", "60"}, {}, "", "", ""});
+    CHECK(p.stop(5s) == 128 + SIGTERM);
+  }
+  // Nothing the test ignores (SIGPIPE) or blocks stays so in the program.
+  sigset_t block, old;
+  ::sigemptyset(&block);
+  ::sigaddset(&block, SIGUSR2);
+  ::pthread_sigmask(SIG_BLOCK, &block, &old);
+  Process p({{"sh", "-c", "grep -E '^Sig(Ign|Blk):' /proc/self/status"}, {}, "", "", ""});
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  CHECK(p.read_line(5s) == std::optional<std::string>("SigBlk:\t0000000000000000"));
+  CHECK(p.read_line(5s) == std::optional<std::string>("SigIgn:\t0000000000000000"));
+  CHECK(p.wait(5s) == std::optional<int>(0));
+}
+
+TEST_CASE("Process: a program that cannot be run is an error naming it", "[harness]") {
+  try {
+    Process p({{"/nonexistent/cdc2doris-no-such-program"}, {}, "", "", ""});
+    FAIL("the constructor returned");
+  } catch (const std::runtime_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("/nonexistent/cdc2doris-no-such-program") &&
+                             Catch::Contains("No such file or directory"));
+  }
+}
+
 TEST_CASE("TempDir: removed with its contents", "[harness]") {
   std::filesystem::path path;
   {

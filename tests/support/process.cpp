@@ -23,6 +23,38 @@ int decode_status(int st) {
   if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
   return -1;
 }
+
+// In a forked child: every signal back to its default action and unblocked
+// (exec keeps ignored signals and the mask; the program must start as if
+// from a shell). Async-signal-safe calls only.
+void reset_inherited_signals() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigemptyset(&dfl.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+// Waits until the child's exec closed the pipe (0) or it wrote exec's errno;
+// nullopt when it did neither in time.
+std::optional<int> await_exec(int fd) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd pfd{fd, POLLIN, 0};
+    const int r = ::poll(&pfd, 1, static_cast<int>(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    int err = 0;
+    const ssize_t n = ::read(fd, &err, sizeof err);
+    if (n < 0 && errno == EINTR) continue;
+    return n == static_cast<ssize_t>(sizeof err) ? err : 0;
+  }
+}
 }  // namespace
 
 Process::Process(ProcessOptions opts) : opts_(std::move(opts)) {
@@ -47,10 +79,18 @@ Process::Process(ProcessOptions opts) : opts_(std::move(opts)) {
   for (auto& s : opts_.argv) argv.push_back(s.data());
   argv.push_back(nullptr);
   const pid_t parent = ::getpid();
+  // Closed by a successful exec (O_CLOEXEC); carries errno when it fails.
+  int exec_pipe[2];
+  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) throw std::runtime_error("Process: pipe failed");
 
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("Process: fork failed");
   if (pid == 0) {
+    // Until exec the child runs the test's signal handlers: Catch's report
+    // and cleanup::run_all(), which kills every registered process (the
+    // broker) and removes the temp dirs. A signal meant for the child must
+    // only end the child.
+    reset_inherited_signals();
     // Dies with the test even when the test is SIGKILLed.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
@@ -65,15 +105,29 @@ Process::Process(ProcessOptions opts) : opts_(std::move(opts)) {
       if (fd >= 0) ::dup2(fd, 2);
     }
     if (!opts_.cwd.empty() && ::chdir(opts_.cwd.c_str()) != 0) ::_exit(127);
-    // Signals ignored by the test (SIGPIPE) must not stay ignored in the child.
-    ::signal(SIGPIPE, SIG_DFL);
     ::execvpe(argv[0], argv.data(), envp.data());
+    const int err = errno;
+    [[maybe_unused]] auto n = ::write(exec_pipe[1], &err, sizeof err);
     ::_exit(127);
   }
   pid_ = pid;
   cleanup::add_pid(pid_);
+  ::close(exec_pipe[1]);
   if (out_pipe[1] >= 0) ::close(out_pipe[1]);
   stdout_fd_ = out_pipe[0];
+  // Returns once the child runs the program: a signal sent through this
+  // object (stop(), kill9()) then reaches the program, never a half-started
+  // copy of the test.
+  const std::optional<int> exec_errno = await_exec(exec_pipe[0]);
+  ::close(exec_pipe[0]);
+  if (exec_errno != 0) {
+    // The destructor does not run for a constructor that throws.
+    if (!exec_errno) ::kill(pid_, SIGKILL);
+    wait(std::chrono::seconds(30));
+    if (stdout_fd_ >= 0) ::close(stdout_fd_);
+    throw std::runtime_error("Process: cannot run " + opts_.argv[0] + ": " +
+                             (exec_errno ? std::strerror(*exec_errno) : "the child did not reach exec within 60 s"));
+  }
 }
 
 Process::~Process() {
