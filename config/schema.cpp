@@ -25,7 +25,7 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"kafka.properties", "map<string,string>", "{}",
      "librdkafka properties passed through verbatim (SASL/SSL, fetch sizes...). Values of keys holding secrets "
      "(`sasl.password`, `ssl.key.password`, `sasl.jaas.config`, ...) are redacted everywhere. "
-     "`enable.auto.commit` must stay false. Unless given here, cdc2doris sets `queued.max.messages.kbytes` 49152, "
+     "`enable.auto.commit` must stay false. Unless given here, cdc2doris sets `queued.max.messages.kbytes` 32768, "
      "`queued.min.messages` 10000000 and `fetch.max.bytes` 8388608 (full catch-up speed within ~150 MiB RSS, see "
      "docs/kafka-source.md). librdkafka itself judges names, values and combinations when the "
      "configuration is loaded; files they name (`ssl.ca.location`, ...) are read by `run` and `check --connect`."},

@@ -92,10 +92,11 @@ class KafkaSource final : public Source {
     // with 32 partitions) that is above glibc's largest mmap threshold, so
     // every response was a fresh mmap, page-faulted and zeroed page by page
     // (~20% of the daemon's CPU with 4.5 KB records). 8 MiB responses are
-    // reused from the heap, and a 48 MiB queue then kept the catch-up speed
-    // of 128 MiB within 150 MiB peak RSS (bench/run --only memory;
-    // docs/kafka-source.md).
-    props.try_emplace("queued.max.messages.kbytes", "49152");
+    // reused from the heap. With the backlog waker (below) 32 MiB catches
+    // up as fast as 48 MiB, on 4.3 KB schema-envelope records too, at ~25 MiB
+    // less peak RSS; below 32 MiB the schema stream slows down
+    // (bench/results/2026-12-02-c0019f9a7a-memory.md; docs/kafka-source.md).
+    props.try_emplace("queued.max.messages.kbytes", "32768");
     props.try_emplace("queued.min.messages", "10000000");
     props.try_emplace("fetch.max.bytes", "8388608");
     cooperative_configured_ = props["partition.assignment.strategy"].find("cooperative-sticky") != std::string::npos;
