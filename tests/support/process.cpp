@@ -84,7 +84,11 @@ Process::Process(ProcessOptions opts) : opts_(std::move(opts)) {
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) throw std::runtime_error("Process: pipe failed");
 
   pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("Process: fork failed");
+  if (pid < 0) {
+    for (int fd : {exec_pipe[0], exec_pipe[1], out_pipe[0], out_pipe[1]})
+      if (fd >= 0) ::close(fd);
+    throw std::runtime_error("Process: fork failed");
+  }
   if (pid == 0) {
     // Until exec the child runs the test's signal handlers: Catch's report
     // and cleanup::run_all(), which kills every registered process (the
@@ -104,8 +108,7 @@ Process::Process(ProcessOptions opts) : opts_(std::move(opts)) {
       int fd = ::open(opts_.stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       if (fd >= 0) ::dup2(fd, 2);
     }
-    if (!opts_.cwd.empty() && ::chdir(opts_.cwd.c_str()) != 0) ::_exit(127);
-    ::execvpe(argv[0], argv.data(), envp.data());
+    if (opts_.cwd.empty() || ::chdir(opts_.cwd.c_str()) == 0) ::execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
     [[maybe_unused]] auto n = ::write(exec_pipe[1], &err, sizeof err);
     ::_exit(127);
