@@ -195,6 +195,9 @@ void ScenarioState::snapshot(const Matrix& matrix, WorkloadDialect dialect, cons
   for (int r = 0; r < matrix.rows; ++r) snap += matrix.insert(r, 0);
   exec(snap);
   exec(workload->transactions(60));
+  // The snapshot wait needs a record of every table: a seed whose first
+  // transactions left w_lines (or w_orders) empty gets more of them.
+  for (int extra = 0; extra < 200 && !workload->has_orders_and_lines(); ++extra) exec(workload->transactions(1));
   emu = std::make_unique<Emulator>(EmulatorOptions{});
   for (const auto& m : modes) create_doris_tables(*emu, m, matrix, tables);
 }

@@ -36,6 +36,8 @@ class Workload {
   Workload(uint32_t seed, WorkloadDialect dialect) : rng_(seed), d_(std::move(dialect)) {}
   // `count` transactions as one SQL script.
   std::string transactions(int count);
+  // Whether the committed transactions left rows in both w_orders and w_lines.
+  bool has_orders_and_lines() const { return !orders_.empty() && !lines_.empty(); }
 
  private:
   using Orders = std::set<int64_t>;
