@@ -3,6 +3,10 @@
 // flattened formats, next to a bare simdjson On-Demand pass that only
 // extracts `after` and emits it as a JSON line (same process, same data).
 //   bench-decode [--records N] [--seconds S] [--format plain|plain-doris|plain-untyped|schema|flattened]
+//                [--passes N]
+// --passes: exactly N passes of the decoder and no baseline, a fixed amount
+// of work for `perf stat` (cycles and instructions per record do not depend
+// on what else the machine runs; records/s on a shared machine does).
 // Prints a table and one JSON summary line (prefix "BENCH_JSON ").
 #include <simdjson.h>
 
@@ -157,7 +161,8 @@ double run_baseline(const Corpus& c, workload::Format f, double seconds, size_t&
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seconds, size_t& passes, uint64_t& rows) {
+double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seconds, size_t fixed_passes, size_t& passes,
+                   uint64_t& rows) {
   decode::Decoder d(o);
   decode::Change change;
   std::string body;
@@ -184,7 +189,8 @@ double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seco
       if (body.size() > (1 << 20)) body.clear();
     }
     ++passes;
-  } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds);
+  } while (fixed_passes > 0 ? passes < fixed_passes
+                            : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds);
   rows = d.stats().rows;
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -195,11 +201,13 @@ int main(int argc, char** argv) {
   size_t records = 40000;
   double seconds = 2.0;
   std::string only;  // one format (for profiling); all three by default
+  size_t fixed_passes = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--records") records = std::stoul(argv[i + 1]);
     else if (a == "--seconds") seconds = std::stod(argv[i + 1]);
     else if (a == "--format") only = argv[i + 1];
+    else if (a == "--passes") fixed_passes = std::stoul(argv[i + 1]);
   }
   std::string json = "{\"bench\":\"decode\",\"results\":[";
   std::printf("%-13s %8s %12s %12s %14s %10s\n", "format", "avg_B", "decoder_MB/s", "records/s", "baseline_MB/s", "ratio");
@@ -245,7 +253,11 @@ int main(int argc, char** argv) {
     decode::DecoderOptions options = g.decoder_options();
     if (!hints) options.schemaless_types = nullptr;
     if (doris) options.schemaless_types = [&doris_row](std::string_view, std::string_view) { return &doris_row; };
-    const double dt = run_decoder(c, options, seconds, dp, rows);
+    const double dt = run_decoder(c, options, seconds, fixed_passes, dp, rows);
+    if (fixed_passes > 0) {
+      std::printf("%-13s %zu passes, %zu records each, %.3f s\n", name, dp, c.records.size(), dt);
+      continue;
+    }
     const double bt = run_baseline(c, f, seconds, bp);
     const double mb = static_cast<double>(c.value_bytes) / 1e6;
     const double dec_mbs = mb * static_cast<double>(dp) / dt;
