@@ -168,8 +168,7 @@ SchemaNode compile(const json::value& v, const std::string& path, int depth) {
 
 }  // namespace
 
-const SchemaNode* SchemaNode::find(std::string_view name, size_t& hint) const {
-  if (hint < fields.size() && fields[hint].field == name) return &fields[hint++];
+const SchemaNode* SchemaNode::find_unhinted(std::string_view name, size_t& hint) const {
   for (size_t i = 0; i < fields.size(); ++i) {
     if (fields[i].field == name) {
       hint = i + 1;

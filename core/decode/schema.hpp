@@ -80,11 +80,17 @@ struct SchemaNode {
 
   // Finds a struct member. `hint` is the position where the caller expects
   // it (payload order normally equals schema order), making lookups O(1).
-  const SchemaNode* find(std::string_view name, size_t& hint) const;
+  const SchemaNode* find(std::string_view name, size_t& hint) const {
+    if (hint < fields.size() && fields[hint].field == name) return &fields[hint++];  // inline: per field of every row
+    return find_unhinted(name, hint);
+  }
   const SchemaNode* find(std::string_view name) const {
     size_t h = 0;
     return find(name, h);
   }
+
+ private:
+  const SchemaNode* find_unhinted(std::string_view name, size_t& hint) const;
 };
 
 // Throws std::runtime_error with a JSON-path style message on a malformed schema.

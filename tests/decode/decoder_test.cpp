@@ -115,6 +115,51 @@ TEST_CASE("Schemaless MySQL create/update/delete produce Doris rows", "[decode][
   CHECK(run.dec.stats().changes == 3);
 }
 
+TEST_CASE("Column names of every length, with and without escapes, are written out exactly", "[decode][keys]") {
+  // Keys are scanned 32 bytes at a time where the CPU allows (key_of): names
+  // shorter and longer than a block, an escape or the closing quote on
+  // either side of a block boundary, and escaped names that must be
+  // unescaped (and re-escaped on output) rather than copied.
+  std::string after = "{", expected = "{";
+  for (size_t n = 1; n <= 70; ++n) {
+    const std::string name(n, static_cast<char>('a' + n % 26));
+    after += "\"" + name + "\":" + std::to_string(n) + ",";
+    expected += "\"" + name + "\":" + std::to_string(n) + ",";
+  }
+  for (size_t at : {0, 1, 30, 31, 32, 33, 63, 64}) {
+    const std::string head(at, 'e');
+    after += "\"" + head + R"(\"q":1,)";
+    expected += "\"" + head + R"(\"q":1,)";
+    after += "\"" + head + R"(\\s\/":2,)";
+    expected += "\"" + head + R"(\\s/":2,)";
+    after += "\"" + head + R"(\u00e9t\u00E9":3,)";
+    expected += "\"" + head + "\xc3\xa9t\xc3\xa9\":3,";
+  }
+  after += R"("id":1})";
+  expected += R"("id":1,"__DORIS_DELETE_SIGN__":0})";
+  Run run;
+  const std::string key = R"({"i\u0064":1})";
+  auto err = run(mysql("c", "null", after), std::string_view(key));
+  REQUIRE_FALSE(err);
+  CHECK(run.change.key_columns == std::vector<std::string>{"id"});
+  CHECK(run.row() == expected);
+
+  // An escaped source key names the same field as the plain one.
+  std::string value = mysql("c", "null", R"({"id":2})");
+  value.replace(value.find(R"("table":)"), 8, R"("t\u0061ble":)");
+  err = run(value, std::string_view(R"({"id":2})"));
+  REQUIRE_FALSE(err);
+  CHECK(run.change.table == "customers");
+
+  // A control character inside a name is invalid JSON, wherever it sits.
+  for (size_t at : {0, 5, 31, 32, 40}) {
+    std::string bad = "{\"" + std::string(at, 'n') + '\x01' + R"(x":1,"id":3})";
+    err = run(mysql("c", "null", bad), std::string_view(R"({"id":3})"));
+    REQUIRE(err);
+    CHECK(err->code == DecodeErrorCode::InvalidJson);
+  }
+}
+
 TEST_CASE("Every logical type with a schema decodes to exact Doris values", "[decode][logical]") {
   DecoderOptions o;
   o.time_zone = "America/New_York";
