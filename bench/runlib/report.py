@@ -134,7 +134,7 @@ def method_text(cfg, defaults):
     return [
         "- End to end: records are produced once per variant with the shared generator (tests/workload) by "
         "`bench-kafka produce` into a real Kafka broker (KRaft, one JVM, properties as tests/support/kafka_broker.cpp, "
-        "1 GiB heap). Each repetition starts a fresh Doris emulator in `--count-only --no-fsync` mode (bodies are "
+        "1 GiB heap). After producing, the topics are read once by `bench-kafka count`, not counted, so that no measured run pays for the broker's JIT compiling its fetch path (before this, the first repetition of a section was 15-20% slower). Each repetition starts a fresh Doris emulator in `--count-only --no-fsync` mode (bodies are "
         "parsed for row counts and 2PC is real, rows are not stored, so the emulator is not what is measured), "
         "creates the raw-column UNIQUE KEY tables, and starts `cdc2doris run` with a fresh state dir and consumer "
         "group. The wall time runs from process start until `bench-kafka wait-committed` sees the group's committed "
