@@ -529,6 +529,8 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   with(delivery, "max_loads_per_table", [&](auto& n) {
     d.max_loads_per_table = static_cast<int>(r.integer(n, "delivery.max_loads_per_table"));
   });
+  with(delivery, "end_epoch_when_caught_up",
+       [&](auto& n) { d.end_epoch_when_caught_up = r.boolean(n, "delivery.end_epoch_when_caught_up"); });
   with(delivery, "bad_records", [&](auto& n) {
     auto v = r.choice(n, "delivery.bad_records", {"fail", "skip", "dead_letter"});
     d.bad_record_policy = v == "fail"   ? pipeline::BadRecordPolicy::Fail

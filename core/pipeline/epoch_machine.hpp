@@ -3,7 +3,7 @@
 // coordinator (pipeline.cpp) is the thin driver: it feeds events in, performs
 // the actions that come out, and never decides on its own what comes next.
 //
-//            end trigger (timer, size, memory, budget, column set, shutdown, revoke)
+//            end trigger (timer, size, memory, budget, load bound, caught up, shutdown, revoke)
 //   ┌──────┐ EndRequested ┌───────────┐ LoadsPrecommitted ┌───────────┐ RecordWritten ┌─────────────────┐
 //   │ Open │─────────────►│ Finishing │──────────────────►│ Recording │──────────────►│ CommittingGroup │
 //   └──────┘[FinishLoads] └───────────┘   [WriteRecord]   └───────────┘  [CommitGroup] └─────────────────┘

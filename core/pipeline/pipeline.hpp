@@ -46,6 +46,9 @@ struct PipelineConfig {
   // changes (partial TOAST rows, key-only deletes) and Doris cannot take
   // them in one load; reaching it ends the epoch early (reason "load bound").
   int max_loads_per_table = 8;
+  // A backlog read to its end ends the open epoch at once (reason "caught
+  // up") instead of at the interval.
+  bool end_epoch_when_caught_up = true;
   BadRecordPolicy bad_record_policy = BadRecordPolicy::Fail;
   std::string dead_letter_topic;
   std::chrono::milliseconds shutdown_deadline{30'000};

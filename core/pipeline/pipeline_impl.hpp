@@ -194,6 +194,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void append_row(OpenLoad& load, const decode::Row& row);
   std::optional<doris::DorisError> flush_pending(OpenLoad& load);
   bool should_end_epoch() const;
+  // Ends the open epoch when a backlog has just been read to its end.
+  void end_epoch_if_caught_up(size_t polled);
   bool open_epoch_progressed() const;
   void apply_memory_cap();
   // --- epoch lifecycle, driven by transition()
@@ -289,6 +291,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   uint64_t rewind_generation_ = 0;
   bool paused_ = false;
   bool subscribed_ = false;
+  bool catching_up_ = false;  // the last non-empty poll came at least half full (see end_epoch_if_caught_up)
   int consecutive_failures_ = 0;
   std::optional<Error> failure_;  // what the next failure event is about
   std::optional<Clock::time_point> stop_deadline_;  // set once the stop request is seen

@@ -50,6 +50,7 @@ TEST_CASE("config: a minimal file gets the documented defaults", "[config]") {
   CHECK(c.delivery.bad_record_policy == pipeline::BadRecordPolicy::Fail);
   CHECK_FALSE(c.source_config().read_headers);  // nothing copies headers without a dead-letter queue
   CHECK(c.delivery.open_txn_budget_per_db == 800);
+  CHECK(c.delivery.end_epoch_when_caught_up);
   CHECK(c.state_dir == "/var/lib/cdc2doris");
   CHECK(c.admin_listen == "127.0.0.1:8080");
   CHECK(c.target_template == "{db}.{table}");
@@ -116,6 +117,7 @@ delivery:
   memory_cap: 128MiB
   open_transaction_budget: 40
   max_loads_per_table: 4
+  end_epoch_when_caught_up: false
   bad_records: dead_letter
   dead_letter_topic: dlq
   shutdown_deadline: 20s
@@ -183,6 +185,7 @@ logging:
   CHECK(c.delivery.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter);
   CHECK(c.source_config().read_headers);  // dead letters carry the original headers
   CHECK(c.delivery.memory_cap_bytes == 128u << 20);
+  CHECK_FALSE(c.delivery.end_epoch_when_caught_up);
   CHECK(c.health.kafka_grace == std::chrono::seconds(20));
   CHECK(c.health.stall_timeout == std::chrono::minutes(5));
   CHECK(c.health.heartbeat_timeout == std::chrono::minutes(15));

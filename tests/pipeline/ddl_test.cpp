@@ -113,6 +113,7 @@ struct World {
     pipeline::PipelineConfig c;
     c.label_prefix = "ddl";
     c.epoch_interval = 1h;  // only a schema change (or the stop) ends an epoch
+    c.end_epoch_when_caught_up = false;
     c.poll_timeout = 2ms;
     c.backoff_base = 1ms;
     c.backoff_cap = 20ms;

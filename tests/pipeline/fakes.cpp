@@ -33,6 +33,12 @@ int64_t FakeSource::produce(const std::string& topic, int32_t partition, std::op
   return static_cast<int64_t>(v.size()) - 1;
 }
 
+void FakeSource::produce_at_once(std::vector<std::pair<TopicPartition, Stored>> records) {
+  std::lock_guard lk(mu_);
+  for (auto& [tp, r] : records) log_[tp].push_back(std::make_shared<const Stored>(std::move(r)));
+  data_cv_.notify_all();
+}
+
 int64_t FakeSource::end_offset(const TopicPartition& tp) const {
   std::lock_guard lk(mu_);
   auto it = log_.find(tp);

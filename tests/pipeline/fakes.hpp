@@ -47,6 +47,8 @@ class FakeSource final : public kafka::Source {
   void add_topic(const std::string& topic, int partitions);
   int64_t produce(const std::string& topic, int32_t partition, std::optional<std::string> key,
                   std::optional<std::string> value);
+  // All of them visible to the next poll together (a backlog, not a trickle).
+  void produce_at_once(std::vector<std::pair<kafka::TopicPartition, Stored>> records);
   int64_t end_offset(const kafka::TopicPartition& tp) const;
   std::vector<kafka::TopicPartition> partitions() const;  // every partition of every topic
   std::vector<Stored> messages(const kafka::TopicPartition& tp) const;

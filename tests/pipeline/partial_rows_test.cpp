@@ -124,6 +124,7 @@ struct World {
     pipeline::PipelineConfig c;
     c.label_prefix = "pr";
     c.epoch_interval = 1h;  // the whole script in one epoch: only the stop ends it
+    c.end_epoch_when_caught_up = false;
     c.poll_timeout = 2ms;
     c.backoff_base = 1ms;
     c.backoff_cap = 20ms;

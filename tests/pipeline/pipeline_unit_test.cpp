@@ -40,6 +40,7 @@ TEST_CASE("pipeline: an epoch ends when a table's load reaches epoch_max_rows", 
   env.produce(300);
   auto cfg = env.config();
   cfg.epoch_interval = 1h;  // only the row threshold (and shutdown) end epochs
+  cfg.end_epoch_when_caught_up = false;
   cfg.epoch_max_rows = 5;
   cfg.poll_max_messages = 4;
   Runner run(env, cfg);
@@ -55,6 +56,47 @@ TEST_CASE("pipeline: an epoch ends when a table's load reaches epoch_max_rows", 
   for (const auto& t : env.doris.txns()) max_rows = std::max(max_rows, t.rows.size());
   CHECK(max_rows <= cfg.epoch_max_rows + cfg.poll_max_messages);
   CHECK(run.metrics.epochs_committed >= env.total_rows() / (4 * (cfg.epoch_max_rows + cfg.poll_max_messages)));
+}
+
+TEST_CASE("pipeline: a backlog read to its end is committed at once rather than at the interval", "[pipeline][unit]") {
+  Env env;
+  env.produce(400);  // 20 polls of 20: a backlog
+  auto cfg = env.config();
+  cfg.epoch_interval = 1h;  // only reading the backlog's end (and the stop) can end the epoch
+  SECTION("on by default") {
+    Runner run(env, cfg);
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK(run.metrics.snapshot().epochs_ended_early.at("caught up") == 1);
+    check_doris_matches(env, env.end_offsets());
+    // A trickle (polls far from half full) after that stays in the open
+    // epoch: once per backlog, not once per idle poll.
+    const auto polls = env.source.stats().polls;
+    env.produce(3);
+    REQUIRE(run.wait_for([&] { return env.all_fetched() && env.source.stats().polls > polls + 20; }));
+    CHECK_FALSE(env.caught_up());
+    CHECK(run.metrics.snapshot().epochs_ended_early.at("caught up") == 1);
+    // A second backlog ends its epoch the same way.
+    env.produce_at_once(200);
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK(run.metrics.snapshot().epochs_ended_early.at("caught up") == 2);
+    auto r = run.stop();
+    INFO(err_text(r));
+    CHECK_FALSE(r.error);
+    check_doris_matches(env, env.end_offsets());
+    check_txns_clean(env);
+  }
+  SECTION("off: the epoch waits for the interval") {
+    cfg.end_epoch_when_caught_up = false;
+    Runner run(env, cfg);
+    const auto polls = env.source.stats().polls;
+    REQUIRE(run.wait_for([&] { return env.all_fetched() && env.source.stats().polls > polls + 40; }));
+    CHECK_FALSE(env.caught_up());
+    CHECK(run.metrics.snapshot().epochs_ended_early.empty());
+    auto r = run.stop();
+    CHECK_FALSE(r.error);
+    CHECK(env.caught_up());  // the stop ends it
+    check_doris_matches(env, env.end_offsets());
+  }
 }
 
 // ============================================================== failures during an epoch
@@ -167,6 +209,7 @@ TEST_CASE("pipeline: a fatal error stops the run and nothing past it is committe
     env.produce(100);
     auto cfg = env.config();
     cfg.epoch_interval = 1h;  // the consumed records are all in the open epoch
+    cfg.end_epoch_when_caught_up = false;
     Runner run(env, cfg);
     REQUIRE(run.wait_for([&] { return run.metrics.records_consumed >= 50; }));
     env.source.inject_poll_error(Error(Disposition::Fatal, "group authorization failed"));
@@ -541,6 +584,7 @@ TEST_CASE("pipeline: lost partitions abort the open epoch and are re-read", "[pi
   env.produce(150);
   auto cfg = env.config();
   cfg.epoch_interval = 1h;  // the lost partitions surely have rows in the open epoch
+  cfg.end_epoch_when_caught_up = false;
   std::atomic<int> hooks{0};  // written by the pipeline thread, read by the wait predicate
   env.source.set_after_revoke([&](const std::vector<TopicPartition>&, bool lost) {
     if (!lost) return;
@@ -570,6 +614,7 @@ TEST_CASE("pipeline: the memory cap pauses partitions and resumes them", "[pipel
   env.produce(200);
   auto cfg = env.config();
   cfg.epoch_interval = 1h;
+  cfg.end_epoch_when_caught_up = false;
   cfg.write_chunk_bytes = 1 << 20;  // rows stay pending in the daemon
   cfg.memory_cap_bytes = 4000;
   Runner run(env, cfg);
@@ -591,6 +636,7 @@ TEST_CASE("pipeline: the per-database open-transaction budget is never exceeded"
   auto cfg = env.config();
   cfg.open_txn_budget_per_db = 2;  // 4 tables, one database
   cfg.epoch_interval = 1h;
+  cfg.end_epoch_when_caught_up = false;
   Runner run(env, cfg);
   REQUIRE(run.wait_for([&] { return env.all_fetched(); }));
   auto r = run.stop();
@@ -610,6 +656,7 @@ TEST_CASE("pipeline: graceful shutdown commits the open epoch", "[pipeline][unit
   env.produce(120);
   auto cfg = env.config();
   cfg.epoch_interval = 1h;
+  cfg.end_epoch_when_caught_up = false;
   Runner run(env, cfg);
   REQUIRE(run.wait_for([&] { return env.all_fetched(); }));
   CHECK_FALSE(env.store.latest());  // nothing ended an epoch yet
@@ -629,6 +676,7 @@ TEST_CASE("pipeline: a stop whose last epoch cannot pre-commit is not a clean st
   env.produce(120);
   auto cfg = env.config();
   cfg.epoch_interval = 1h;
+  cfg.end_epoch_when_caught_up = false;
   Runner run(env, cfg);
   REQUIRE(run.wait_for([&] { return env.all_fetched(); }));
   env.doris.fail_next_finishes(1000, derr(doris::ErrorKind::Timeout, Disposition::Retry, "response timeout"));
@@ -721,6 +769,7 @@ TEST_CASE("pipeline: a rewind or revocation in the middle of one partition's run
   }
   SECTION("the partitions are lost between two batches of a run") {
     cfg.epoch_interval = 1h;
+    cfg.end_epoch_when_caught_up = false;
     env.source.schedule_revoke({{"s.shop.orders_0", 0}, {"s.shop.orders_0", 1}, {"s.shop.orders_2", 1}},
                                /*lost=*/true, /*after_polls=*/2, /*reassign_after_polls=*/1);
     Runner run(env, cfg);

@@ -81,6 +81,15 @@ struct Env {
     }
   }
 
+  void produce_at_once(size_t n) {
+    std::vector<std::pair<TopicPartition, FakeSource::Stored>> records;
+    for (size_t i = 0; i < n; ++i) {
+      auto r = gen.next();
+      records.push_back({{r.topic, r.partition}, {r.key, r.value}});
+    }
+    source.produce_at_once(std::move(records));
+  }
+
   pipeline::PipelineConfig config() const {
     pipeline::PipelineConfig c;
     c.label_prefix = "t";
