@@ -180,7 +180,7 @@ def method_text(cfg, defaults):
         "interval-driven count is 60 s / delivery.epoch_interval. The load-per-run mode reads a tenth of the "
         "TOAST stream (its first records, same generator and seed): it ends an epoch on the load bound every few "
         "hundred records. Early ends = the sum of "
-        "`cdc2doris_epochs_ended_early_total`. Loads per table per epoch = committed txns in the emulator grouped "
+        "`cdc2doris_epochs_ended_early_total` except reason `caught up` (the end of the backlog, once per run). Loads per table per epoch = committed txns in the emulator grouped "
         "by table and by the epoch in their label (part n of an epoch has label `..._{epoch}-{n}`). The schema "
         "variant's CPU target is 1.5 x bench-decode's CPU per record for the schema format (same generator, seed "
         "and table count) from the decode section of the same report.",
