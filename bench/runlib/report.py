@@ -134,7 +134,10 @@ def method_text(cfg, defaults):
     return [
         "- End to end: records are produced once per variant with the shared generator (tests/workload) by "
         "`bench-kafka produce` into a real Kafka broker (KRaft, one JVM, properties as tests/support/kafka_broker.cpp, "
-        "1 GiB heap). After producing, the topics are read once by `bench-kafka count`, not counted, so that no measured run pays for the broker's JIT compiling its fetch path (before this, the first repetition of a section was 15-20% slower). Each repetition starts a fresh Doris emulator in `--count-only --no-fsync` mode (bodies are "
+        "1 GiB heap). After producing, the topics are read once by `bench-kafka count`, not counted, so that no "
+        "measured run pays for the broker's JIT compiling its fetch path (before this, the first repetition of a "
+        "section was 15-20% slower). Each repetition starts a fresh Doris emulator in `--count-only --no-fsync` "
+        "mode (bodies are "
         "parsed for row counts and 2PC is real, rows are not stored, so the emulator is not what is measured), "
         "creates the raw-column UNIQUE KEY tables, and starts `cdc2doris run` with a fresh state dir and consumer "
         "group. The wall time runs from process start until `bench-kafka wait-committed` sees the group's committed "
@@ -180,7 +183,8 @@ def method_text(cfg, defaults):
         "interval-driven count is 60 s / delivery.epoch_interval. The load-per-run mode reads a tenth of the "
         "TOAST stream (its first records, same generator and seed): it ends an epoch on the load bound every few "
         "hundred records. Early ends = the sum of "
-        "`cdc2doris_epochs_ended_early_total` except reason `caught up` (the end of the backlog, once per run). Loads per table per epoch = committed txns in the emulator grouped "
+        "`cdc2doris_epochs_ended_early_total` except reason `caught up` (the end of the backlog, once per run). "
+        "Loads per table per epoch = committed txns in the emulator grouped "
         "by table and by the epoch in their label (part n of an epoch has label `..._{epoch}-{n}`). The schema "
         "variant's CPU target is 1.5 x bench-decode's CPU per record for the schema format (same generator, seed "
         "and table count) from the decode section of the same report.",
