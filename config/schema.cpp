@@ -123,8 +123,8 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "key-only deletes) and the table has no flexible partial updates; reaching it ends the epoch early.",
      false, between(1, kIntMax)},
     {"delivery.end_epoch_when_caught_up", "boolean", "true",
-     "When a backlog has been read to its end (polls came at least half full, then one waited its whole timeout "
-     "for nothing), end the epoch at once rather than at `epoch_interval`: the backlog's last rows are visible "
+     "When a backlog has been read to its end (polls came at least half full, 5,000 records or 4 MiB, then one "
+     "waited its whole timeout for nothing), end the epoch at once rather than at `epoch_interval`: the backlog's last rows are visible "
      "sooner. Once per backlog; a steady stream still gets one epoch per interval."},
     {"delivery.bad_records", "enum(fail|skip|dead_letter)", "fail",
      "What a record that cannot be decoded does: stop the daemon, skip it (logged, counted), or copy it to "

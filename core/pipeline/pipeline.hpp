@@ -54,6 +54,10 @@ struct PipelineConfig {
   std::chrono::milliseconds shutdown_deadline{30'000};
   std::chrono::milliseconds poll_timeout{100};
   size_t poll_max_messages = 10'000;
+  // A poll this large (or half poll_max_messages) is reading a backlog (see
+  // end_epoch_when_caught_up): half a fetch response at the default
+  // fetch.max.bytes.
+  size_t backlog_poll_bytes = 4u << 20;
   // Bytes of rows gathered per table before they are handed to its stream.
   size_t write_chunk_bytes = 64 << 10;
   std::chrono::milliseconds backoff_base{200};

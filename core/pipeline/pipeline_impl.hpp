@@ -195,7 +195,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::optional<doris::DorisError> flush_pending(OpenLoad& load);
   bool should_end_epoch() const;
   // Ends the open epoch when a backlog has just been read to its end.
-  void end_epoch_if_caught_up(size_t polled);
+  void end_epoch_if_caught_up(size_t polled, size_t polled_bytes);
   bool open_epoch_progressed() const;
   void apply_memory_cap();
   // --- epoch lifecycle, driven by transition()
@@ -291,7 +291,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   uint64_t rewind_generation_ = 0;
   bool paused_ = false;
   bool subscribed_ = false;
-  bool catching_up_ = false;  // the last non-empty poll came at least half full (see end_epoch_if_caught_up)
+  bool catching_up_ = false;  // a poll came at least half full since the last empty one (end_epoch_if_caught_up)
   int consecutive_failures_ = 0;
   std::optional<Error> failure_;  // what the next failure event is about
   std::optional<Clock::time_point> stop_deadline_;  // set once the stop request is seen

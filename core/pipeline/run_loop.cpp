@@ -78,7 +78,7 @@ RunResult Pipeline::Impl::run() {
         fail(e, "kafka");
       }
       current_topic_name_ = {};  // the previous batch's names may be gone (see same_topic)
-      const size_t polled_records = polled.batch.size();
+      const size_t polled_records = polled.batch.size(), polled_bytes = polled.batch.bytes();
       for (const auto& msg : polled.batch) {
         if (rewind_generation_ != generation) break;  // the rest was fetched before a rewind
         if (replay_)
@@ -89,7 +89,7 @@ RunResult Pipeline::Impl::run() {
       polled.batch.release();
       if (replay_ && replay_->positioned && replay_->remaining.empty()) finish_replay();
       drive_closing(/*block=*/false);
-      end_epoch_if_caught_up(polled_records);
+      end_epoch_if_caught_up(polled_records, polled_bytes);
       if (!replay_ && should_end_epoch()) end_open_epoch(open_.end_requested ? "size" : "interval");
       apply_memory_cap();
       // Positions and lag for /status and /metrics, at most once a second.
@@ -178,13 +178,15 @@ bool Pipeline::Impl::open_epoch_progressed() const {
   return false;
 }
 
-void Pipeline::Impl::end_epoch_if_caught_up(size_t polled) {
-  // Reading a backlog, polls come (at least half) full. The first poll that
-  // then waits its whole timeout for nothing means the backlog's end was
+void Pipeline::Impl::end_epoch_if_caught_up(size_t polled, size_t polled_bytes) {
+  // Reading a backlog, polls come (at least half) full: half the message cap,
+  // or backlog_poll_bytes (large records fill the prefetch queue before the
+  // cap: 4 KB records in a 16 MiB queue are 4,000 a poll). The first poll
+  // that then waits its whole timeout for nothing means the backlog's end was
   // read: its last rows become visible now instead of up to
   // delivery.epoch_interval later (10 s by default). Once per backlog, so a
   // steady stream (small polls) still gets one epoch per interval.
-  if (polled >= std::max<size_t>(1, cfg_.poll_max_messages / 2)) {
+  if (polled >= std::max<size_t>(1, cfg_.poll_max_messages / 2) || polled_bytes >= cfg_.backlog_poll_bytes) {
     catching_up_ = true;
     return;
   }

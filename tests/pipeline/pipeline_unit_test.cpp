@@ -85,6 +85,15 @@ TEST_CASE("pipeline: a backlog read to its end is committed at once rather than 
     check_doris_matches(env, env.end_offsets());
     check_txns_clean(env);
   }
+  SECTION("a backlog of large records fills polls by bytes, not by count") {
+    cfg.poll_max_messages = 10'000;  // never half full by count here
+    cfg.backlog_poll_bytes = 16 << 10;
+    Runner run(env, cfg);
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK(run.metrics.snapshot().epochs_ended_early.at("caught up") == 1);
+    CHECK_FALSE(run.stop().error);
+    check_doris_matches(env, env.end_offsets());
+  }
   SECTION("off: the epoch waits for the interval") {
     cfg.end_epoch_when_caught_up = false;
     Runner run(env, cfg);
