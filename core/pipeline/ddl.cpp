@@ -405,6 +405,7 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
   deps_.metrics.set_schema_version(t.name(), td.version);
   // The new shape: schemaless typing and the load mode read the table again.
   if (forget_column_types_) forget_column_types_(t);
+  ++column_types_version_;
   table_info_cache_.erase(t);
   td.reported.clear();
   return Prepared::Proceed;

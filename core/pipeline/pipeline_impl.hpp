@@ -183,6 +183,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
     return a.partition == partition && ((a.topic.data() == topic.data() && a.topic.size() == topic.size()) || a.topic == topic);
   }
   void handle_change(const kafka::Message& msg);
+  // record_ viewing msg, for decoder_.
+  decode::KafkaRecord& fill_record(const kafka::Message& msg);
   // The only way entries leave pos_ and base_: process() holds pointers into them.
   void erase_position(const TopicPartition& tp, bool with_base);
   void bad_record(const kafka::Message& msg, const decode::DecodeError& err);
@@ -259,6 +261,9 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::function<void(const Target&)> forget_column_types_;
   decode::Decoder decoder_;
   decode::Change change_;
+  // Moves when a DDL the pipeline ran changed a table's columns, which type
+  // schemaless records (with_doris_column_types).
+  uint64_t column_types_version_ = 0;
   std::shared_ptr<spdlog::logger> log_;
   doris::Backoff backoff_;
   std::atomic<bool> stop_{false};

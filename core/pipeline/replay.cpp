@@ -66,11 +66,9 @@ void Pipeline::Impl::process_replay(const kafka::Message& msg) {
     return;
   }
   if (msg.offset + 1 >= range->second.second) replay_->remaining.erase(tp);
-  decode::KafkaRecord rec{msg.topic, msg.partition, msg.offset, msg.key, msg.value, {}};
-  for (const auto& h : msg.headers) rec.headers.emplace_back(h.key, h.value.value_or(std::string_view{}));
   // The record decoded before (it is inside a recorded epoch), so an error
   // now was already handled by the policy then: skip it the same way.
-  if (decoder_.decode(rec, change_) || change_.kind != decode::Kind::Change) return;
+  if (decoder_.decode(fill_record(msg), change_) || change_.kind != decode::Kind::Change) return;
   auto target = deps_.router.route(change_);
   if (!target || !replay_->tables.count(*target)) return;
   const uint64_t generation = rewind_generation_;

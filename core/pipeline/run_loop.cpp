@@ -219,15 +219,7 @@ void Pipeline::Impl::process(const kafka::Message& msg) {
   deps_.metrics.bytes_consumed += (msg.value ? msg.value->size() : 0) + (msg.key ? msg.key->size() : 0);
 
   const uint64_t generation = rewind_generation_;
-  decode::KafkaRecord& rec = record_;
-  rec.topic = msg.topic;
-  rec.partition = msg.partition;
-  rec.offset = msg.offset;
-  rec.key = msg.key;
-  rec.value = msg.value;
-  rec.headers.clear();
-  for (const auto& h : msg.headers) rec.headers.emplace_back(h.key, h.value.value_or(std::string_view{}));
-  if (auto err = decoder_.decode(rec, change_)) {
+  if (auto err = decoder_.decode(fill_record(msg), change_)) {
     bad_record(msg, *err);
   } else if (change_.kind == decode::Kind::Change) {
     handle_change(msg);
@@ -245,6 +237,18 @@ void Pipeline::Impl::process(const kafka::Message& msg) {
   *current_pos_ = msg.offset + 1;
 }
 
+decode::KafkaRecord& Pipeline::Impl::fill_record(const kafka::Message& msg) {
+  decode::KafkaRecord& rec = record_;
+  rec.topic = msg.topic;
+  rec.partition = msg.partition;
+  rec.offset = msg.offset;
+  rec.key = msg.key;
+  rec.value = msg.value;
+  rec.headers.clear();
+  for (const auto& h : msg.headers) rec.headers.emplace_back(h.key, h.value.value_or(std::string_view{}));
+  return rec;
+}
+
 void Pipeline::Impl::erase_position(const TopicPartition& tp, bool with_base) {
   pos_.erase(tp);
   if (with_base) base_.erase(tp);
@@ -258,7 +262,18 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
     return;
   }
   const uint64_t generation = rewind_generation_;
+  const uint64_t types = column_types_version_;
   if (prepare_table(*target, msg) != Prepared::Proceed) return;
+  if (column_types_version_ != types && change_.row_schema == nullptr) {
+    // The DDL this record asked for changed the table's columns, which type
+    // its schemaless values: it is decoded again with them (a DATE column
+    // added for an integer key takes days since 1970, which Doris refuses as
+    // they came).
+    if (auto err = decoder_.decode(fill_record(msg), change_)) {
+      bad_record(msg, *err);
+      return;
+    }
+  }
   const int64_t source_ms = change_.position.ts_ms.value_or(0);
   for (const auto& row : change_.rows) {
     OpenLoad* load = load_for(open_.loads, *target, row, open_.epoch, /*may_end_epoch=*/true);
