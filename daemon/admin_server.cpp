@@ -1,5 +1,6 @@
 #include "daemon/admin_server.hpp"
 
+#include "core/common/thread_name.hpp"
 #include "daemon/process_metrics.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -287,7 +288,10 @@ class AdminServer::Impl {
     acceptor_.bind(ep);
     acceptor_.listen();
     accept();
-    thread_ = std::jthread([this] { ioc_.run(); });
+    thread_ = std::jthread([this] {
+      name_this_thread("admin-http");
+      ioc_.run();
+    });
   }
   ~Impl() {
     asio::post(ioc_, [this] {

@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "core/common/build_info.hpp"
+#include "core/common/thread_name.hpp"
 #include "core/kafka/dlq.hpp"
 #include "core/kafka/monitor.hpp"
 #include "core/kafka/source.hpp"
@@ -125,6 +126,7 @@ int cmd_run(const Args& a) {
   auto monitor = std::make_unique<pipeline::HealthMonitor>(*kafka_monitor, doris.get(), metrics, health);
 
   std::jthread signal_thread([&](std::stop_token st) {
+    name_this_thread("signals");
     uint64_t watchdog_usec = 0;
     const bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
     auto last_ping = std::chrono::steady_clock::now();

@@ -15,6 +15,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include "core/common/thread_name.hpp"
 #include "core/doris/detail/core.hpp"
 
 namespace cdc2doris::doris::detail {
@@ -88,7 +89,10 @@ Core::~Core() {
 
 void Core::start() {
   work_.emplace(ioc->get_executor());
-  for (int i = 0; i < cfg.io_threads; ++i) threads_.emplace_back([this] { ioc->run(); });
+  for (int i = 0; i < cfg.io_threads; ++i) threads_.emplace_back([this] {
+      name_this_thread("doris-io");
+      ioc->run();
+    });
 }
 
 void Core::shutdown() {

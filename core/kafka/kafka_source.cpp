@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/common/thread_name.hpp"
 #include "core/kafka/errors.hpp"
 #include "core/kafka/rdkafka_util.hpp"
 #include "core/kafka/source.hpp"
@@ -616,7 +617,11 @@ class KafkaSource final : public Source {
     if (tps.empty()) return;
     std::lock_guard lock(wake_mu_);
     if (wake_stop_) return;
-    if (!waker_.joinable()) waker_ = std::thread([this] { run_waker(); });
+    if (!waker_.joinable())
+      waker_ = std::thread([this] {
+        name_this_thread("kafka-waker");
+        run_waker();
+      });
     wake_tps_ = std::move(tps);
     backlog_until_ = now + kBacklogLinger;
     wake_cv_.notify_one();

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/common/thread_name.hpp"
+
 namespace cdc2doris::pipeline {
 
 namespace {
@@ -31,6 +33,7 @@ void pause(std::stop_token st, std::chrono::milliseconds d) {
 HealthMonitor::HealthMonitor(kafka::Monitor& kafka, doris::DorisClient* doris, Metrics& metrics, HealthOptions options)
     : kafka_(kafka), doris_(doris), metrics_(metrics), options_(options) {
   kafka_thread_ = std::jthread([this](std::stop_token st) {
+    name_this_thread("health-kafka");
     while (!st.stop_requested()) {
       probe_kafka();
       pause(st, options_.lag_refresh_interval);
@@ -39,6 +42,7 @@ HealthMonitor::HealthMonitor(kafka::Monitor& kafka, doris::DorisClient* doris, M
   // Apart from Kafka: a hanging FE must not delay the lag refresh.
   if (doris_ != nullptr)
     doris_thread_ = std::jthread([this](std::stop_token st) {
+      name_this_thread("health-doris");
       while (!st.stop_requested()) {
         probe_doris();
         pause(st, std::chrono::seconds(2));

@@ -10,6 +10,7 @@
 #include <thread>
 #include <variant>
 
+#include "core/common/thread_name.hpp"
 #include "core/doris/label.hpp"
 
 namespace cdc2doris::pipeline {
@@ -153,7 +154,11 @@ void Pipeline::Impl::abort_lingering() {
   {
     std::vector<std::jthread> workers;
     int n = std::clamp<int>(cfg_.probe_parallelism, 1, static_cast<int>(work.size()));
-    for (int i = 0; i < n; ++i) workers.emplace_back(worker);
+    for (int i = 0; i < n; ++i)
+      workers.emplace_back([&worker] {
+        name_this_thread("txn-probe");
+        worker();
+      });
   }
   deps_.metrics.lingering_txns_aborted += aborted.load();
   if (fatal) throw FatalStop{*fatal};

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -188,6 +190,23 @@ TEST_CASE("daemon: admin endpoints during a real run, /readyz follows Doris, the
   CHECK_THAT(metrics.body, Catch::Contains("cdc2doris_epoch_commit_duration_seconds_count"));
   CHECK(emu.http("GET", admin, "/nope").status == 404);
   everything += status + metrics.body;
+
+  // Its threads are named for top -H, perf and the bench's per-thread CPU; the
+  // pipeline (main) thread keeps the process name.
+  const std::filesystem::path tasks = "/proc/" + std::to_string(daemon->pid()) + "/task";
+  auto comm = [](const std::filesystem::path& task) {
+    std::ifstream in(task / "comm");
+    std::string name;
+    std::getline(in, name);
+    return name;
+  };
+  std::set<std::string> threads;
+  for (const auto& t : std::filesystem::directory_iterator(tasks)) threads.insert(comm(t.path()));
+  CHECK(comm(tasks / std::to_string(daemon->pid())) == "cdc2doris");
+  for (const char* name : {"doris-io", "admin-http", "signals", "health-kafka", "health-doris"}) {
+    INFO("thread " << name);
+    CHECK(threads.count(name) == 1);
+  }
 
   // promtool validates the exposition format when it is installed (scripts/setup installs it).
   if (std::filesystem::exists("/usr/bin/promtool")) {
