@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from .proc import BIN, KAFKA_LIB, free_port, http, pid_cpu_s, pid_stat, run, spawn, stop
+from .proc import BIN, CLK_TCK, KAFKA_LIB, free_port, http, pid_cpu_s, pid_stat, run, spawn, stop
 from .stats import parse_metrics
 
 EXTRA_KAFKA_PROPERTIES = ""  # --kafka-property lines for the daemon's kafka.properties
@@ -183,6 +183,26 @@ logging:
                 elif line.startswith("Threads:"):
                     thr = int(line.split()[1])
         return cpu, hwm, rss, thr
+
+    def thread_cpu_s(self):
+        """(the pipeline thread's CPU-s, {thread name: CPU-s}) from /proc/PID/task: user+sys per thread, the
+        threads of one name summed (the daemon names its threads; the pipeline thread is the main thread).
+        Threads that already ended are not in it."""
+        main, by_name = None, {}
+        base = f"/proc/{self.proc.pid}/task"
+        for tid in os.listdir(base):
+            try:
+                with open(f"{base}/{tid}/stat") as f:
+                    s = f.read()
+            except OSError:
+                continue  # ended meanwhile
+            name = s[s.index("(") + 1:s.rindex(")")]
+            fields = s.rpartition(")")[2].split()
+            cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK
+            by_name[name] = round(by_name.get(name, 0) + cpu, 2)
+            if int(tid) == self.proc.pid:
+                main = cpu
+        return main, by_name
 
     def minor_faults(self):
         """Minor page faults of the daemon so far (first touches of fresh memory), from /proc."""

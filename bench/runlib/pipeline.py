@@ -73,6 +73,7 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None):
         if waiter.returncode != 0:
             raise RuntimeError(f"wait-committed failed: {wout}")
         cpu, hwm, rss, thr = d.proc_stats()
+        pipeline_cpu, thread_cpu = d.thread_cpu_s()
         others1 = (pid_cpu_s(env.broker.proc.pid), pid_cpu_s(emu.proc.pid), machine_busy_s())
         m = d.metrics() or {}
         if t_consumed is None and m.get("cdc2doris_records_consumed_total", 0) >= info["records"]:
@@ -110,6 +111,13 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None):
         # Share of the machine's CPU time (all cores) that was busy, whatever ran.
         "machine_busy_share": (others1[2][0] - others0[2][0]) / max(1e-9, others1[2][1] - others0[2][1]),
         "threads": thr,
+        # The one thread that polls, decodes and loads: its CPU per record, and how busy it was from partition
+        # assignment until everything was committed (1.0 = on a core the whole time).
+        "pipeline_thread_cpu_s": pipeline_cpu,
+        "pipeline_thread_cpu_s_per_m": pipeline_cpu / (info["records"] / 1e6) if pipeline_cpu is not None else None,
+        "pipeline_thread_busy_share": (pipeline_cpu / (t_done - d.t_assigned))
+        if (pipeline_cpu is not None and d.t_assigned and t_done > d.t_assigned) else None,
+        "thread_cpu_s": thread_cpu,
         "commit_p50_s": hist_quantile(buckets, 0.5) if buckets else None,
         "commit_p99_s": hist_quantile(buckets, 0.99) if buckets else None,
         "epochs_committed": m.get("cdc2doris_last_committed_epoch"),
@@ -134,7 +142,8 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None):
     log(f"{name} rep {rep}: {info['records']} records in {wall:.2f} s = {res['records_per_s']:.0f} rec/s, "
         f"{res['mb_per_s']:.1f} MB/s, cpu {cpu:.1f} s, HWM {hwm:.0f} MiB, commit p99 {res['commit_p99_s']}; "
         f"broker cpu {res['broker_cpu_s']:.1f} s, emulator cpu {res['emulator_cpu_s']:.1f} s, "
-        f"machine busy {res['machine_busy_share']:.0%}, minor faults {res['minor_faults']}")
+        f"machine busy {res['machine_busy_share']:.0%}, minor faults {res['minor_faults']}; "
+        f"threads (CPU-s) {res['thread_cpu_s']}")
     return res, emu, state, d
 
 
@@ -189,7 +198,8 @@ def section_pipeline(env, name, records, tables, topics, with_baselines, extra_d
     keys = ("wall_s", "records_per_s", "mb_per_s", "consumed_s", "start_to_consuming_s", "start_to_assigned_s",
             "records_per_s_after_assign", "records_per_s_consuming", "cpu_s", "cpu_s_per_gb",
             "peak_rss_mib", "commit_p50_s", "commit_p99_s", "commit_count", "shutdown_s", "broker_cpu_s",
-            "emulator_cpu_s", "machine_busy_share", "minor_faults")
+            "emulator_cpu_s", "machine_busy_share", "minor_faults", "pipeline_thread_cpu_s_per_m",
+            "pipeline_thread_busy_share")
     out["figures"] = {"daemon": fig(out["daemon"], keys)}
     if with_baselines:
         out["figures"]["plain_consumer"] = fig(out["plain_consumer"], ("wall_s", "records_per_s", "mb_per_s", "cpu_s",

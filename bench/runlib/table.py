@@ -99,6 +99,10 @@ def build_table(res):
                         p.get("plain_consumer", {}).get("peak_rss_mib") if "plain_consumer" in p else None,
                         "≤ 150 MB" if tgt_rss else None,
                         (dd["peak_rss_mib"]["median"] * 1.048576 <= 150) if tgt_rss else None))
+        rows.append(row(f"{label}: pipeline thread CPU-s per million records", dd.get("pipeline_thread_cpu_s_per_m"),
+                        "s"))
+        rows.append(row(f"{label}: pipeline thread busy (assignment to all committed)",
+                        dd.get("pipeline_thread_busy_share"), ""))
         rows.append(row(f"{label}: epoch commit p50", dd["commit_p50_s"], "s"))
         rows.append(row(f"{label}: epoch commit p99", dd["commit_p99_s"], "s", **at_most(dd["commit_p99_s"], 1, " s")))
     for key in VARIANTS_ORDER:
@@ -123,6 +127,10 @@ def build_table(res):
             rows.append(row(f"{label}: CPU-s per million records", f["cpu_s_per_m"], "s", "plain consumer",
                             b["cpu_s_per_m"], f"≤ {cpu_t:.2f} (1.5 × bench-decode)" if cpu_t else None,
                             (f["cpu_s_per_m"]["median"] <= cpu_t) if cpu_t else None))
+            rows.append(row(f"{label}: pipeline thread CPU-s per million records",
+                            f.get("pipeline_thread_cpu_s_per_m"), "s"))
+            rows.append(row(f"{label}: pipeline thread busy (assignment to all committed)",
+                            f.get("pipeline_thread_busy_share"), ""))
             rows.append(row(f"{label}: peak RSS (VmHWM)", f["peak_rss_mib"], "MiB", "plain consumer",
                             b["peak_rss_mib"], **at_most(f["peak_rss_mib"], 150, " MiB")))
             rows.append(row(f"{label}: epoch commit p99", f["commit_p99_s"], "s", **at_most(f["commit_p99_s"], 1, " s")))
