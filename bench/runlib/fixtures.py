@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from .proc import BIN, CLK_TCK, KAFKA_LIB, free_port, http, pid_cpu_s, pid_stat, run, spawn, stop
+from .proc import BIN, CLK_TCK, KAFKA_LIB, free_port, http, pid_cpu_s, pid_stat, run, spawn, stat_file, stop
 from .stats import parse_metrics
 
 EXTRA_KAFKA_PROPERTIES = ""  # --kafka-property lines for the daemon's kafka.properties
@@ -192,12 +192,9 @@ logging:
         base = f"/proc/{self.proc.pid}/task"
         for tid in os.listdir(base):
             try:
-                with open(f"{base}/{tid}/stat") as f:
-                    s = f.read()
+                name, fields = stat_file(f"{base}/{tid}/stat")
             except OSError:
                 continue  # ended meanwhile
-            name = s[s.index("(") + 1:s.rindex(")")]
-            fields = s.rpartition(")")[2].split()
             cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK
             by_name[name] = round(by_name.get(name, 0) + cpu, 2)
             if int(tid) == self.proc.pid:

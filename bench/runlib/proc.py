@@ -112,10 +112,17 @@ def run_rusage(argv, stdout=subprocess.PIPE):
     return out.decode(), wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
 
 
+def stat_file(path):
+    """(command name, the fields after it) of a /proc stat file (index 0 = state, 7 = minflt, 11/12 =
+    utime/stime)."""
+    with open(path) as f:
+        s = f.read()
+    return s[s.index("(") + 1:s.rindex(")")], s.rpartition(")")[2].split()
+
+
 def pid_stat(pid):
-    """The fields of /proc/PID/stat after the command name (index 0 = state, 7 = minflt, 11/12 = utime/stime)."""
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rpartition(")")[2].split()
+    """The fields of /proc/PID/stat after the command name."""
+    return stat_file(f"/proc/{pid}/stat")[1]
 
 
 def pid_cpu_s(pid):
