@@ -93,7 +93,11 @@ class LoadStreamImpl final : public LoadStream {
     st_->pending_bytes.store(0, std::memory_order_relaxed);
     std::unique_lock lk(st_->m);
     st_->finishing = true;
-    st_->wake_io_locked(st_);
+    if (st_->take_io_wake_locked()) {
+      lk.unlock();
+      StreamState::wake_io(st_);
+      lk.lock();
+    }
     st_->cv.wait(lk, [&] { return st_->done; });
     if (st_->error) return *st_->error;
     LoadResult r = *st_->result;
@@ -158,13 +162,25 @@ class LoadStreamImpl final : public LoadStream {
     st->conn.reset();
   }
   // Queues cur_, blocking while the buffer is full (backpressure).
+  //
+  // A sleeping I/O coroutine is woken once a quarter of the buffer is queued,
+  // not per chunk: each wake is a post and a reactor interrupt, and on a busy
+  // machine the woken I/O thread preempts this (the pipeline's) thread. Rows
+  // reach Doris no later for it where it counts: finish() and a full buffer
+  // always wake it (issue 18).
   std::optional<DorisError> push() {
     std::unique_lock lk(st_->m);
     // Room for the chunk being queued AND the next one being filled: the
     // stream's memory (queued + in flight + pending) stays within cap.
-    st_->cv.wait(lk, [&] {
-      return st_->done || st_->queued == 0 || st_->queued + cur_.size() + chunk_ <= st_->cap;
-    });
+    auto room = [&] { return st_->done || st_->queued == 0 || st_->queued + cur_.size() + chunk_ <= st_->cap; };
+    if (!room()) {
+      if (st_->take_io_wake_locked()) {
+        lk.unlock();
+        StreamState::wake_io(st_);
+        lk.lock();
+      }
+      st_->cv.wait(lk, room);
+    }
     if (st_->done) {
       cur_.clear();
       st_->pending_bytes.store(0, std::memory_order_relaxed);
@@ -179,9 +195,13 @@ class LoadStreamImpl final : public LoadStream {
       cur_ = std::move(st_->spare.back());
       st_->spare.pop_back();
     }
-    st_->wake_io_locked(st_);
+    if (st_->queued >= wake_at() && st_->take_io_wake_locked()) {
+      lk.unlock();
+      StreamState::wake_io(st_);
+    }
     return std::nullopt;
   }
+  size_t wake_at() const { return std::max(chunk_, st_->cap / 4); }
 
   std::shared_ptr<Core> core_;
   std::shared_ptr<StreamState> st_;

@@ -65,6 +65,7 @@ struct FakeServer::Impl {
   std::vector<std::shared_ptr<tcp::socket>> sockets;
   std::vector<FakeRequest> done;
   std::atomic<bool> stopping{false};
+  std::atomic<size_t> body_bytes{0};
 
   template <class Stream>
   void serve(Stream& s, tcp::socket& raw) {
@@ -100,6 +101,7 @@ struct FakeServer::Impl {
           if (ec == http::error::need_buffer) ec = {};
           if (ec) return;
           r.body.append(tmp, sizeof tmp - p.get().body().size);
+          body_bytes += sizeof tmp - p.get().body().size;
           if (script.reset_after && r.body.size() >= *script.reset_after) {
             // RST instead of FIN: what a crashing BE or a middlebox does.
             std::lock_guard lk(m);  // stop() may be shutting sockets down
@@ -191,6 +193,8 @@ void FakeServer::stop() {
 std::string FakeServer::url() const {
   return std::string(impl_->tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_);
 }
+
+size_t FakeServer::body_bytes_read() const { return impl_->body_bytes.load(); }
 
 std::vector<FakeRequest> FakeServer::requests() {
   std::lock_guard lk(impl_->m);

@@ -65,6 +65,8 @@ class FakeServer {
   std::string url() const;  // http(s)://127.0.0.1:port
   std::string host_port() const { return "127.0.0.1:" + std::to_string(port_); }
   int connections() const { return connections_.load(); }
+  // Body bytes read so far over all requests, also of ones still in progress.
+  size_t body_bytes_read() const;
   std::vector<FakeRequest> requests();  // completed requests, in order
   void stop();
 

@@ -306,6 +306,40 @@ TEST_CASE("backpressure: write blocks while the buffer is full", "[doris][backpr
   CHECK(be.requests().at(0).body.size() == total);
 }
 
+TEST_CASE("the body waits in the buffer until a quarter of it is queued, then goes out before finish",
+          "[doris][backpressure]") {
+  // Each wake of the I/O thread costs the writer a post, a reactor interrupt
+  // and, on a busy machine, a preemption; so it is woken per quarter buffer,
+  // not per chunk (issue 18). Nothing may wait for finish() beyond that.
+  FakeScript bs;
+  bs.on_request = [](const FakeRequest&) { return ok(load_json("Success", "OK", 2, "")); };
+  FakeServer be(bs);
+  auto client = direct_be_client(be, 1024 * 1024, 16 * 1024);  // wakes at 256 KiB queued
+  auto stream = client->open_load(spec());
+  const std::string piece(8 * 1024, 'x');
+  std::string expected;
+  auto write = [&](size_t bytes) {
+    for (size_t n = 0; n < bytes; n += piece.size()) {
+      REQUIRE_FALSE(stream->write(piece));
+      expected += piece;
+    }
+  };
+  write(8 * 1024);  // opens the load; no chunk is full yet
+  std::this_thread::sleep_for(300ms);  // the I/O coroutine has sent the header and sleeps
+  write(120 * 1024);  // 8 chunks queued: under a quarter
+  std::this_thread::sleep_for(300ms);
+  CHECK(be.body_bytes_read() == 0);  // the fake counts per 64 KiB read: a chunk-wise wake shows here
+  write(128 * 1024);  // 16 chunks: a quarter, the I/O coroutine is woken
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  // All 256 KiB are sent; the fake has counted all but its last 64 KiB read.
+  while (be.body_bytes_read() < 192 * 1024 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  CHECK(be.body_bytes_read() >= 192 * 1024);
+  auto r = stream->finish();  // sends the rest, also what is under the threshold
+  REQUIRE(std::holds_alternative<LoadResult>(r));
+  CHECK(be.requests().at(0).body == expected);
+}
+
 TEST_CASE("cancel abandons the load and closes the connection", "[doris][cancel]") {
   FakeScript bs;
   bs.on_request = [](const FakeRequest&) { return ok(load_json("Success", "OK", 3)); };
