@@ -201,6 +201,18 @@ logging:
                 main = cpu
         return main, by_name
 
+    def pipeline_thread_switches(self):
+        """(voluntary, involuntary) context switches of the pipeline (main) thread so far, from
+        /proc/PID/task/PID/status: waits it chose (poll, backpressure, a commit) and preemptions."""
+        vol = invol = None
+        with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    vol = int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches:"):
+                    invol = int(line.split()[1])
+        return vol, invol
+
     def minor_faults(self):
         """Minor page faults of the daemon so far (first touches of fresh memory), from /proc."""
         return int(pid_stat(self.proc.pid)[7])

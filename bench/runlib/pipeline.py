@@ -74,6 +74,7 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None):
             raise RuntimeError(f"wait-committed failed: {wout}")
         cpu, hwm, rss, thr = d.proc_stats()
         pipeline_cpu, thread_cpu = d.thread_cpu_s()
+        sleeps, preempted = d.pipeline_thread_switches()
         others1 = (pid_cpu_s(env.broker.proc.pid), pid_cpu_s(emu.proc.pid), machine_busy_s())
         m = d.metrics() or {}
         if t_consumed is None and m.get("cdc2doris_records_consumed_total", 0) >= info["records"]:
@@ -118,6 +119,9 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None):
         "pipeline_thread_busy_share": (pipeline_cpu / (t_done - d.t_assigned))
         if (pipeline_cpu is not None and d.t_assigned and t_done > d.t_assigned) else None,
         "thread_cpu_s": thread_cpu,
+        # Its context switches: waits it chose (voluntary) and preemptions by another thread (involuntary).
+        "pipeline_thread_sleeps_per_m": sleeps / (info["records"] / 1e6),
+        "pipeline_thread_preempted_per_m": preempted / (info["records"] / 1e6),
         "commit_p50_s": hist_quantile(buckets, 0.5) if buckets else None,
         "commit_p99_s": hist_quantile(buckets, 0.99) if buckets else None,
         "epochs_committed": m.get("cdc2doris_last_committed_epoch"),
@@ -199,7 +203,7 @@ def section_pipeline(env, name, records, tables, topics, with_baselines, extra_d
             "records_per_s_after_assign", "records_per_s_consuming", "cpu_s", "cpu_s_per_gb",
             "peak_rss_mib", "commit_p50_s", "commit_p99_s", "commit_count", "shutdown_s", "broker_cpu_s",
             "emulator_cpu_s", "machine_busy_share", "minor_faults", "pipeline_thread_cpu_s_per_m",
-            "pipeline_thread_busy_share")
+            "pipeline_thread_busy_share", "pipeline_thread_sleeps_per_m", "pipeline_thread_preempted_per_m")
     out["figures"] = {"daemon": fig(out["daemon"], keys)}
     if with_baselines:
         out["figures"]["plain_consumer"] = fig(out["plain_consumer"], ("wall_s", "records_per_s", "mb_per_s", "cpu_s",

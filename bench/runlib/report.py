@@ -151,7 +151,9 @@ def method_text(cfg, defaults):
         "cores from /proc/stat over it (1.0 = every core busy, whatever ran). Pipeline thread = the daemon's main "
         "thread (it polls, decodes and loads), its utime+stime from /proc/PID/task/PID/stat at that moment; busy = "
         "that over the time from partition assignment until everything was committed (1.0 = on a core throughout); "
-        "the JSON has every thread's CPU by name (the daemon names its threads). "
+        "the JSON has every thread's CPU by name (the daemon names its threads); its waits and preemptions = "
+        "voluntary_ctxt_switches and nonvoluntary_ctxt_switches from /proc/PID/task/PID/status at that moment, per "
+        "million records. "
         "Epoch commit p50/p99 come from the daemon's `cdc2doris_epoch_commit_duration_seconds` "
         "histogram (linear interpolation inside the bucket, so they are only as fine as the buckets 5 ms..30 s). "
         f"Daemon settings of the 8-table run: {daemon_settings_text(cfg, defaults, {})}.",

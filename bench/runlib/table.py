@@ -36,6 +36,14 @@ def at_most(s, bound, unit=""):
     return {"target": f"≤ {bound}{unit}", "target_ok": s["median"] <= bound if s else None}
 
 
+def switch_rows(rows, label, figs):
+    """The pipeline thread's context switches per million records (absent in older reports)."""
+    rows.append(row(f"{label}: pipeline thread waits per million records (voluntary switches)",
+                    figs.get("pipeline_thread_sleeps_per_m"), ""))
+    rows.append(row(f"{label}: pipeline thread preemptions per million records (involuntary switches)",
+                    figs.get("pipeline_thread_preempted_per_m"), ""))
+
+
 def build_table(res):
     rows = []
     d = res.get("decode", {}).get("figures")
@@ -103,6 +111,7 @@ def build_table(res):
                         "s"))
         rows.append(row(f"{label}: pipeline thread busy (assignment to all committed)",
                         dd.get("pipeline_thread_busy_share"), ""))
+        switch_rows(rows, label, dd)
         rows.append(row(f"{label}: epoch commit p50", dd["commit_p50_s"], "s"))
         rows.append(row(f"{label}: epoch commit p99", dd["commit_p99_s"], "s", **at_most(dd["commit_p99_s"], 1, " s")))
     for key in VARIANTS_ORDER:
@@ -131,6 +140,7 @@ def build_table(res):
                             f.get("pipeline_thread_cpu_s_per_m"), "s"))
             rows.append(row(f"{label}: pipeline thread busy (assignment to all committed)",
                             f.get("pipeline_thread_busy_share"), ""))
+            switch_rows(rows, label, f)
             rows.append(row(f"{label}: peak RSS (VmHWM)", f["peak_rss_mib"], "MiB", "plain consumer",
                             b["peak_rss_mib"], **at_most(f["peak_rss_mib"], 150, " MiB")))
             rows.append(row(f"{label}: epoch commit p99", f["commit_p99_s"], "s", **at_most(f["commit_p99_s"], 1, " s")))

@@ -47,7 +47,7 @@ VARIANTS_ORDER = ("schema", "plain1k", "toast")
 VARIANT_KEYS = ("wall_s", "records_per_s", "mb_per_s", "records_per_s_consuming", "cpu_s", "cpu_s_per_m",
                 "peak_rss_mib", "commit_p50_s", "commit_p99_s", "commit_count", "epochs_per_min",
                 "epochs_ended_early_total", "loads_per_table_epoch_mean", "pipeline_thread_cpu_s_per_m",
-                "pipeline_thread_busy_share",
+                "pipeline_thread_busy_share", "pipeline_thread_sleeps_per_m", "pipeline_thread_preempted_per_m",
                 "loads_per_table_epoch_max", "broker_cpu_s", "emulator_cpu_s", "machine_busy_share", "minor_faults")
 
 
