@@ -9,6 +9,8 @@ std::optional<DorisError> LoadStream::write_from(std::string& rows) {
   rows.clear();
   return err;
 }
+std::optional<DorisError> LoadStream::end_body() { return std::nullopt; }
+
 DorisClient::~DorisClient() = default;
 
 std::optional<DorisError> DorisClient::health() {

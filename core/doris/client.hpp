@@ -205,7 +205,13 @@ class LoadStream {
   // own (empty, any capacity): rows gathered by the caller are then copied
   // once, not twice. On an error the rows are dropped like write()'s.
   virtual std::optional<DorisError> write_from(std::string& rows);
-  // Ends the body and waits for Doris' answer: with 2PC the txn is PRECOMMITTED.
+  // Sends what is buffered and the body's end without waiting for Doris'
+  // answer, so that ending many loads costs one round trip, not one each:
+  // end_body() on all of them, then finish() on each. Returns the stream's
+  // error if it has one already. (The default leaves it all to finish().)
+  virtual std::optional<DorisError> end_body();
+  // Ends the body (if end_body() did not) and waits for Doris' answer: with
+  // 2PC the txn is PRECOMMITTED.
   virtual std::variant<LoadResult, DorisError> finish() = 0;
   // Abandons the load (closes the connection). The caller aborts the txn by label.
   virtual void cancel() = 0;

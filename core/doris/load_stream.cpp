@@ -32,7 +32,7 @@ class LoadStreamImpl final : public LoadStream {
   }
 
   std::optional<DorisError> write(std::string_view rows) override {
-    if (finished_) return stream_error("write after finish");
+    if (finished_ || body_ended_) return stream_error("write after the body ended");
     if (auto e = current_error()) return e;
     start();
     raw_bytes_ += rows.size();
@@ -63,7 +63,7 @@ class LoadStreamImpl final : public LoadStream {
     // A caller's chunk's worth of rows with nothing of ours pending becomes
     // the chunk itself. A chunk is then up to twice chunk_ bytes: push()
     // waits for room for it, so the buffer cap holds as for write().
-    if (gzip_ || finished_ || !cur_.empty() || rows.size() < chunk_ || rows.size() > 2 * chunk_)
+    if (gzip_ || finished_ || body_ended_ || !cur_.empty() || rows.size() < chunk_ || rows.size() > 2 * chunk_)
       return LoadStream::write_from(rows);
     if (auto e = current_error()) {
       rows.clear();
@@ -77,17 +77,18 @@ class LoadStreamImpl final : public LoadStream {
     return err;
   }
 
-  std::variant<LoadResult, DorisError> finish() override {
-    if (finished_) return stream_error("finish called twice");
-    finished_ = true;
-    if (auto e = current_error()) return std::move(*e);
+  std::optional<DorisError> end_body() override {
+    if (finished_) return stream_error("end_body after finish");
+    if (body_ended_) return current_error();
+    body_ended_ = true;
+    if (auto e = current_error()) return e;
     start();
     if (gz_) gz_->finish(cur_);
     gz_.reset();  // ~256 KiB of zlib state, not needed any more
     while (!cur_.empty()) {
       std::string rest = cur_.size() > chunk_ ? cur_.substr(chunk_) : std::string();
       if (cur_.size() > chunk_) cur_.resize(chunk_);
-      if (auto e = push()) return std::move(*e);
+      if (auto e = push()) return e;
       cur_ = std::move(rest);
     }
     st_->pending_bytes.store(0, std::memory_order_relaxed);
@@ -96,8 +97,18 @@ class LoadStreamImpl final : public LoadStream {
     if (st_->take_io_wake_locked()) {
       lk.unlock();
       StreamState::wake_io(st_);
-      lk.lock();
     }
+    return std::nullopt;
+  }
+
+  std::variant<LoadResult, DorisError> finish() override {
+    if (finished_) return stream_error("finish called twice");
+    if (auto e = end_body()) {
+      finished_ = true;
+      return std::move(*e);
+    }
+    finished_ = true;
+    std::unique_lock lk(st_->m);
     st_->cv.wait(lk, [&] { return st_->done; });
     if (st_->error) return *st_->error;
     LoadResult r = *st_->result;
@@ -210,6 +221,7 @@ class LoadStreamImpl final : public LoadStream {
   bool gzip_ = false;
   std::unique_ptr<GzipEncoder> gz_;
   bool started_ = false;
+  bool body_ended_ = false;
   bool finished_ = false;
   uint64_t raw_bytes_ = 0;
 };

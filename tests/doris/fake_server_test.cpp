@@ -3,7 +3,9 @@
 // handling, keep-alive, failover, discovery, shutdown. The emulator-based
 // suite (emulator_test.cpp) covers Doris semantics end to end.
 #include <catch2/catch.hpp>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "core/doris/client.hpp"
@@ -338,6 +340,49 @@ TEST_CASE("the body waits in the buffer until a quarter of it is queued, then go
   auto r = stream->finish();  // sends the rest, also what is under the threshold
   REQUIRE(std::holds_alternative<LoadResult>(r));
   CHECK(be.requests().at(0).body == expected);
+}
+
+TEST_CASE("end_body on every stream, then finish on each: the answers are awaited together", "[doris][end_body]") {
+  // Each BE answer waits until all five bodies have arrived: finishing the
+  // loads one by one (body end, answer, next) would never get there.
+  constexpr int kStreams = 5;
+  std::mutex m;
+  std::condition_variable cv;
+  int arrived = 0;
+  FakeScript bs;
+  bs.on_request = [&](const FakeRequest&) {
+    std::unique_lock lk(m);
+    ++arrived;
+    cv.notify_all();
+    if (!cv.wait_for(lk, 10s, [&] { return arrived >= kStreams; }))
+      return FakeReply{500, "only " + std::to_string(arrived) + " bodies arrived together", {}, true};
+    return ok(load_json("Success", "OK", 2, ""));
+  };
+  FakeServer be(bs);
+  auto client = direct_be_client(be, 1024 * 1024, 64 * 1024);
+  std::vector<std::unique_ptr<LoadStream>> streams;
+  for (int i = 0; i < kStreams; ++i) {
+    streams.push_back(client->open_load(spec("l" + std::to_string(i))));
+    REQUIRE_FALSE(streams.back()->write(rows(2)));
+  }
+  for (auto& s : streams) REQUIRE_FALSE(s->end_body());
+  for (auto& s : streams) {
+    auto r = s->finish();
+    REQUIRE(std::holds_alternative<LoadResult>(r));
+  }
+  REQUIRE(be.requests().size() == kStreams);
+  for (const auto& r : be.requests()) CHECK(r.body == rows(2));
+
+  // After end_body: a second call changes nothing, a write is refused.
+  auto extra = client->open_load(spec("extra"));
+  REQUIRE_FALSE(extra->write(rows(2)));
+  REQUIRE_FALSE(extra->end_body());
+  CHECK_FALSE(extra->end_body());
+  auto refused = extra->write(rows(1));
+  REQUIRE(refused);
+  CHECK_THAT(refused->what(), Catch::Matchers::Contains("write after the body ended"));
+  REQUIRE(std::holds_alternative<LoadResult>(extra->finish()));
+  CHECK(be.requests().back().body == rows(2));
 }
 
 TEST_CASE("cancel abandons the load and closes the connection", "[doris][cancel]") {
