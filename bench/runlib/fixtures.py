@@ -101,6 +101,13 @@ class Emulator:
     def stats(self):
         return json.loads(http("GET", f"http://{self.fe}/_emulator/stats")[1])
 
+    def fault(self, spec):
+        """Installs a fault (docs/doris-emulator.md, Fault API)."""
+        code, text = http("POST", f"http://{self.fe}/_emulator/faults", json.dumps(spec).encode(),
+                          {"Content-Type": "application/json"})
+        if code != 200:
+            raise RuntimeError(f"emulator fault {spec}: {code} {text}")
+
     def close(self):
         stop(self.proc)
         self.err.close()

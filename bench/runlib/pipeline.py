@@ -32,11 +32,11 @@ def loads_per_table_epoch(emu):
     return {"loads_per_table_epoch_mean": sum(per.values()) / len(per), "loads_per_table_epoch_max": max(per.values())}
 
 
-def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None):
+def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None, answer_delay_ms=0):
     """One measured daemon run from process start to 'group committed everything'.
     spec: a RunSpec (DDL, extra YAML, Kafka properties) for the variants; None = the plain 8-table setup."""
     spec = spec or RunSpec()
-    emu = make_emulator(f"{name}-{rep}", tables, spec.ddl)
+    emu = make_emulator(f"{name}-{rep}", tables, spec.ddl, answer_delay_ms)
     state = os.path.join(proc.TMP, f"state-{name}-{rep}")
     group = f"{name}-cdc2doris-{rep}"
     # What else ran on the machine meanwhile: the broker and the emulator share its cores with
@@ -185,12 +185,14 @@ def baseline_kcat(env, info, rep):
     return res
 
 
-def section_pipeline(env, name, records, tables, topics, with_baselines, extra_delivery="", info=None):
+def section_pipeline(env, name, records, tables, topics, with_baselines, extra_delivery="", info=None,
+                     answer_delay_ms=0):
     cfg = env.cfg
     info = info or produce(env, name, records, tables, topics)
-    out = {"produced": info, "daemon": [], "plain_consumer": [], "kcat": [], "extra_delivery_config": extra_delivery}
+    out = {"produced": info, "daemon": [], "plain_consumer": [], "kcat": [], "extra_delivery_config": extra_delivery,
+           "emulator_answer_delay_ms": answer_delay_ms}
     for rep in range(1, cfg.reps + 1):
-        res, emu, state, _ = daemon_run(env, info, name, tables, rep, extra_delivery)
+        res, emu, state, _ = daemon_run(env, info, name, tables, rep, extra_delivery, answer_delay_ms=answer_delay_ms)
         out["daemon"].append(res)
         if name == "e2e1k" and not extra_delivery and rep == cfg.reps:
             env.state_1k, env.emu_1k, env.info_1k = state, emu, info

@@ -7,7 +7,7 @@ import socket
 import subprocess
 
 from .proc import KAFKA_LIB, ROOT
-from .settings import BUDGET_VARIANT, daemon_settings_text, settings_label
+from .settings import BUDGET_VARIANT, SLOW_ANSWER_MS, daemon_settings_text, settings_label
 from .stats import med
 from .table import fmt_num, target_basis_notes
 from .variants import PLAIN_1K_NOTE_CHARS, TOAST_MIX, TOAST_PARTIAL_PERCENT, VARIANTS_ORDER
@@ -95,7 +95,7 @@ def write_markdown(path, res, table):
     for k, val in c.items():
         if k != "method":
             L.append(f"- `{k}`: {val}")
-    for key in ("pipeline", "pipeline1k", "pipeline1k_budget"):
+    for key in ("pipeline", "pipeline1k", "pipeline1k_budget", "pipeline1k_slow"):
         if key in res:
             L.append(f"- {key} data: {stream_text(res[key]['produced'])}")
     for key in VARIANTS_ORDER:
@@ -167,7 +167,9 @@ def method_text(cfg, defaults):
         "2-core machine. Daemon settings of the 1,000-table run: "
         f"{daemon_settings_text(cfg, defaults, {})}; of its variant '{settings_label(BUDGET_VARIANT)}': "
         f"{daemon_settings_text(cfg, defaults, BUDGET_VARIANT)}. With a budget below the number of active tables, "
-        "epochs end early.",
+        "epochs end early. 'Doris answering after N ms': the same run and settings, the emulator holding each Stream "
+        f"Load answer {SLOW_ANSWER_MS} ms (fault `delay_response`, count -1), as a BE that flushes and pre-commits "
+        "before it answers; the count-only emulator otherwise answers at once and hides round trips per load.",
         "- Recovery: clean = fresh state dir and group, 8 tables; 1,000 tables = restart on the state left by the last "
         "1,000-table run after its graceful shutdown (all epochs committed, so the lingering set is empty, but every "
         "one of the 1,000 tables is probed). Timed from process start to the 'consuming; epoch N open' log line "

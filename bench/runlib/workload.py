@@ -89,9 +89,11 @@ def produce(env, name, records, tables, topics, extra_args=()):
     return info
 
 
-def make_emulator(name, tables, ddl=None):
+def make_emulator(name, tables, ddl=None, answer_delay_ms=0):
     emu = Emulator(proc.TMP, name, count_only=True)
     emu.sql("", "CREATE DATABASE shop")
     for i in range(tables):
         emu.sql("shop", (ddl or raw_ddl)("shop", f"orders_{i}"))
+    if answer_delay_ms:
+        emu.fault({"type": "delay_response", "ms": answer_delay_ms, "count": -1})
     return emu
