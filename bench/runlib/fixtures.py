@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from .proc import BIN, CLK_TCK, KAFKA_LIB, free_port, http, pid_cpu_s, pid_stat, run, spawn, stat_file, stop
+from .proc import BIN, CLK_TCK, KAFKA_LIB, free_port, http, pid_cpu_s, pid_stat, run, spawn, stat_file, status_file, stop
 from .stats import parse_metrics
 
 EXTRA_KAFKA_PROPERTIES = ""  # --kafka-property lines for the daemon's kafka.properties
@@ -180,16 +180,10 @@ logging:
     def proc_stats(self):
         """(cpu_s user+sys, VmHWM MiB, VmRSS MiB, threads) from /proc."""
         cpu = pid_cpu_s(self.proc.pid)
-        hwm = rss = thr = None
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    hwm = int(line.split()[1]) / 1024
-                elif line.startswith("VmRSS:"):
-                    rss = int(line.split()[1]) / 1024
-                elif line.startswith("Threads:"):
-                    thr = int(line.split()[1])
-        return cpu, hwm, rss, thr
+        s = status_file(f"/proc/{self.proc.pid}/status")
+        def mib(key):
+            return s[key] / 1024 if key in s else None
+        return cpu, mib("VmHWM"), mib("VmRSS"), s.get("Threads")
 
     def thread_cpu_s(self):
         """(the pipeline thread's CPU-s, {thread name: CPU-s}) from /proc/PID/task: user+sys per thread, the
@@ -211,14 +205,8 @@ logging:
     def pipeline_thread_switches(self):
         """(voluntary, involuntary) context switches of the pipeline (main) thread so far, from
         /proc/PID/task/PID/status: waits it chose (poll, backpressure, a commit) and preemptions."""
-        vol = invol = None
-        with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("voluntary_ctxt_switches:"):
-                    vol = int(line.split()[1])
-                elif line.startswith("nonvoluntary_ctxt_switches:"):
-                    invol = int(line.split()[1])
-        return vol, invol
+        s = status_file(f"/proc/{self.proc.pid}/task/{self.proc.pid}/status")
+        return s.get("voluntary_ctxt_switches"), s.get("nonvoluntary_ctxt_switches")
 
     def minor_faults(self):
         """Minor page faults of the daemon so far (first touches of fresh memory), from /proc."""

@@ -120,6 +120,19 @@ def stat_file(path):
     return s[s.index("(") + 1:s.rindex(")")], s.rpartition(")")[2].split()
 
 
+def status_file(path):
+    """{field: first number} of a /proc status file (VmHWM in kB, Threads, voluntary_ctxt_switches, ...);
+    fields without a leading number are left out."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            parts = rest.split()
+            if parts and parts[0].isdigit():
+                out[key] = int(parts[0])
+    return out
+
+
 def pid_stat(pid):
     """The fields of /proc/PID/stat after the command name."""
     return stat_file(f"/proc/{pid}/stat")[1]

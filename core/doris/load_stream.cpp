@@ -94,20 +94,15 @@ class LoadStreamImpl final : public LoadStream {
     st_->pending_bytes.store(0, std::memory_order_relaxed);
     std::unique_lock lk(st_->m);
     st_->finishing = true;
-    if (st_->take_io_wake_locked()) {
-      lk.unlock();
-      StreamState::wake_io(st_);
-    }
+    StreamState::wake_io_and_unlock(lk, st_);
     return std::nullopt;
   }
 
   std::variant<LoadResult, DorisError> finish() override {
     if (finished_) return stream_error("finish called twice");
-    if (auto e = end_body()) {
-      finished_ = true;
-      return std::move(*e);
-    }
+    auto err = end_body();
     finished_ = true;
+    if (err) return std::move(*err);
     std::unique_lock lk(st_->m);
     st_->cv.wait(lk, [&] { return st_->done; });
     if (st_->error) return *st_->error;
@@ -177,19 +172,16 @@ class LoadStreamImpl final : public LoadStream {
   // A sleeping I/O coroutine is woken once a quarter of the buffer is queued,
   // not per chunk: each wake is a post and a reactor interrupt, and on a busy
   // machine the woken I/O thread preempts this (the pipeline's) thread. Rows
-  // reach Doris no later for it where it counts: finish() and a full buffer
-  // always wake it (issue 18).
+  // reach Doris no later for it where it counts: the body's end and a full
+  // buffer always wake it (issue 18).
   std::optional<DorisError> push() {
     std::unique_lock lk(st_->m);
     // Room for the chunk being queued AND the next one being filled: the
     // stream's memory (queued + in flight + pending) stays within cap.
     auto room = [&] { return st_->done || st_->queued == 0 || st_->queued + cur_.size() + chunk_ <= st_->cap; };
     if (!room()) {
-      if (st_->take_io_wake_locked()) {
-        lk.unlock();
-        StreamState::wake_io(st_);
-        lk.lock();
-      }
+      StreamState::wake_io_and_unlock(lk, st_);
+      lk.lock();
       st_->cv.wait(lk, room);
     }
     if (st_->done) {
@@ -206,10 +198,7 @@ class LoadStreamImpl final : public LoadStream {
       cur_ = std::move(st_->spare.back());
       st_->spare.pop_back();
     }
-    if (st_->queued >= wake_at() && st_->take_io_wake_locked()) {
-      lk.unlock();
-      StreamState::wake_io(st_);
-    }
+    if (st_->queued >= wake_at()) StreamState::wake_io_and_unlock(lk, st_);
     return std::nullopt;
   }
   size_t wake_at() const { return std::max(chunk_, st_->cap / 4); }

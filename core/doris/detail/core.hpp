@@ -190,15 +190,15 @@ struct StreamState {
     std::lock_guard lk(m);
     return cancelled;
   }
-  // Caller side, m held: whether the I/O coroutine sleeps and must be woken
-  // (by wake_io, after m is released).
-  bool take_io_wake_locked() { return std::exchange(io_waiting, false); }
-  // Caller side, m NOT held. Posting under m made the I/O thread, woken by
-  // the post's reactor interrupt, block on m until the caller let go: one
-  // futex wait, wake and preemption of the caller per chunk (perf sched,
-  // issue 18).
-  static void wake_io(const std::shared_ptr<StreamState>& self) {
-    net::post(self->strand, [self] { self->event.cancel(); });
+  // Caller side, `lk` holding m: wakes the I/O coroutine if it sleeps, and
+  // releases m either way. The post comes after the release: posting under m
+  // made the I/O thread, woken by the post's reactor interrupt, block on m
+  // until the caller let go (one futex wait, wake and preemption of the
+  // caller per chunk; perf sched, issue 18).
+  static void wake_io_and_unlock(std::unique_lock<std::mutex>& lk, const std::shared_ptr<StreamState>& self) {
+    const bool wake = std::exchange(self->io_waiting, false);
+    lk.unlock();
+    if (wake) net::post(self->strand, [self] { self->event.cancel(); });
   }
   // Called by the caller on cancel/shutdown: the stream is over for the caller.
   void abandon(DorisError e, const std::shared_ptr<StreamState>& self) {
