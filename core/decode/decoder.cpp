@@ -141,6 +141,9 @@ Decoder::Impl::Impl(DecoderOptions o) : opt(std::move(o)) {
     ints.push_back(']');
     toast_compact.push_back(ints);
   }
+  for (const auto* set : {&toast_strings, &toast_base64, &toast_hex})
+    for (const auto& t : *set) toast_string_lengths.add(t.size());
+  for (const auto& t : toast_compact) toast_compact_lengths.add(t.size());
 }
 
 std::unique_ptr<Decoder::Impl, Decoder::ImplDeleter> Decoder::make_impl(DecoderOptions options) {

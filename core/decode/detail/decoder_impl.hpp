@@ -106,6 +106,23 @@ class PathStack {
   size_t n_ = 0;
 };
 
+// Which lengths a small set of strings has: most values are ruled out as a
+// TOAST placeholder by their length alone, without comparing them to the
+// placeholder in each of its encodings.
+class LengthSet {
+ public:
+  void add(size_t n) {
+    if (n < kBits) bits_[n / 64] |= uint64_t{1} << (n % 64);
+    else long_ = true;
+  }
+  bool contains(size_t n) const { return n < kBits ? (bits_[n / 64] >> (n % 64)) & 1 : long_; }
+
+ private:
+  static constexpr size_t kBits = 256;
+  uint64_t bits_[kBits / 64] = {};
+  bool long_ = false;
+};
+
 struct Col {
   uint32_t name_off, name_len, val_off, val_len;
   bool toast;
@@ -187,6 +204,7 @@ struct Decoder::Impl {
   std::string path_root;
   std::vector<Row> pool;
   std::vector<std::string> toast_strings, toast_base64, toast_hex, toast_compact;
+  LengthSet toast_string_lengths, toast_compact_lengths;
 
   // DecoderOptions::table_options of the current record, remembered for the
   // last source table asked about.
@@ -311,6 +329,7 @@ struct Decoder::Impl {
   }
 
   bool is_toast_string(std::string_view raw_inner) const {
+    if (!toast_string_lengths.contains(raw_inner.size())) return false;
     for (const auto& s : toast_strings) {
       if (raw_inner == s) return true;
     }
@@ -323,6 +342,7 @@ struct Decoder::Impl {
     return false;
   }
   bool is_toast_compact(std::string_view text) const {
+    if (!toast_compact_lengths.contains(text.size())) return false;
     for (const auto& s : toast_compact) {
       if (text == s) return true;
     }
