@@ -182,12 +182,42 @@ TEST_CASE("Every kind of JSON value reaches a Doris JSON column as the source ho
 
 TEST_CASE("A JSON column whose text is not one JSON value is a bad record, not a NULL", "[decode][json][issue12]") {
   Run run;
-  for (const char* bad : {R"("{not json")", R"("1 2")", R"("")", R"("\"unterminated")"}) {
+  // "1,2" and "1]" are one valid document once wrapped in [ ] (two values;
+  // an empty array and a stray bracket): the validation must still see the
+  // text as it is.
+  for (const char* bad : {R"("{not json")", R"("1 2")", R"("")", R"("\"unterminated")", R"("1,2")", R"("1],[2")",
+                          R"("[01]")", R"("{\"a\":tru}")", R"("\"bad \\q escape\"")"}) {
     INFO(bad);
     const auto err = run(one_column(kJsonColumn, "c", "null", std::string(R"({"id":1,"v":)") + bad + "}"));
     REQUIRE(err);
     CHECK(err->code == DecodeErrorCode::TypeMismatch);
-    CHECK(err->path == "value.payload.after.v");
+    CHECK(err->path.rfind("value.payload.after.v", 0) == 0);  // the column, or where inside its text
+  }
+  const auto err = run(one_column(kJsonColumn, "c", "null", R"({"id":1,"v":"1],[2"})"));
+  REQUIRE(err);
+  CHECK(err->detail ==
+        "io.debezium.data.Json string: a single JSON value in an io.debezium.data.Json string (more content at byte 2 "
+        "of the text)");
+}
+
+TEST_CASE("A JSON column's text nests no deeper than max_depth, short or long", "[decode][json][issue18]") {
+  // check_json_text() lets simdjson's DOM parser accept a text only when its
+  // length rules out nesting past the limit; a longer text is walked. Both
+  // sides of that bound must reject the same depth and accept the same text.
+  DecoderOptions o;
+  o.max_depth = 4;
+  Run run(o);
+  const std::string padding(40, ' ');
+  for (const std::string& pad : {std::string(), padding}) {
+    INFO("padding " << pad.size());
+    auto value = [&](const std::string& text) {
+      return one_column(kJsonColumn, "c", "null", R"({"id":1,"v":")" + text + pad + R"("})");
+    };
+    REQUIRE_FALSE(run(value("[[1]]")));
+    CHECK(run.row() == R"({"id":1,"v":"[[1]])" + pad + R"(","__DORIS_DELETE_SIGN__":0})");
+    const auto err = run(value("[[[[1]]]]"));
+    REQUIRE(err);
+    CHECK(err->code == DecodeErrorCode::TooDeep);
   }
 }
 

@@ -217,6 +217,7 @@ struct Decoder::Impl {
   std::vector<std::string> key_names;
   // Per topic, the hint of its last record: the prediction for the next one.
   std::unordered_map<std::string, const SchemaNode*, TransparentHash, std::equal_to<>> hint_by_topic_;
+  simdjson::dom::parser json_text_checker;  // check_json_text()'s validation pass
 
   explicit Impl(DecoderOptions o);
 
