@@ -509,12 +509,24 @@ bool is_json_number(std::string_view t) {
 }
 
 bool parse_int64(std::string_view t, int64_t& value) {
-  if (t.empty()) return false;
+  const bool negative = !t.empty() && t[0] == '-';
+  const std::string_view digits = negative ? t.substr(1) : t;
+  // JSON has no leading zeros ("007" is not an int); from_chars would take them.
+  if (digits.empty() || (digits.size() > 1 && digits[0] == '0')) return false;
+  if (digits.size() <= 18) {
+    // Cannot overflow: one pass without from_chars' per-digit overflow
+    // checks (this runs for every timestamp, position and integer column).
+    uint64_t v = 0;
+    for (const char c : digits) {
+      const auto d = static_cast<unsigned>(static_cast<unsigned char>(c) - '0');
+      if (d > 9) return false;
+      v = v * 10 + d;
+    }
+    value = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+    return true;
+  }
   auto r = std::from_chars(t.data(), t.data() + t.size(), value);
-  if (r.ec != std::errc() || r.ptr != t.data() + t.size()) return false;
-  // from_chars accepts "-0" and leading zeros, JSON does not: "007" is not an int.
-  std::string_view digits = t[0] == '-' ? t.substr(1) : t;
-  return !digits.empty() && (digits.size() == 1 || digits[0] != '0');
+  return r.ec == std::errc() && r.ptr == t.data() + t.size();
 }
 
 void append_fraction(int64_t nanos, std::string& out) {

@@ -169,6 +169,22 @@ TEST_CASE("JSON number grammar and exact int64", "[decode][values]") {
   CHECK(v == INT64_MIN);
   CHECK_FALSE(parse_int64("-9223372036854776000", v));
   CHECK_FALSE(parse_int64("1.0", v));
+  // Up to 18 digits take a path without overflow checks; 19 go to from_chars.
+  CHECK(parse_int64("999999999999999999", v));
+  CHECK(v == 999'999'999'999'999'999);
+  CHECK(parse_int64("-999999999999999999", v));
+  CHECK(v == -999'999'999'999'999'999);
+  CHECK(parse_int64("1000000000000000000", v));
+  CHECK(v == 1'000'000'000'000'000'000);
+  CHECK(parse_int64("-0", v));
+  CHECK(v == 0);
+  CHECK(parse_int64("1700000000003", v));
+  CHECK(v == 1'700'000'000'003);
+  for (const char* bad : {"", "-", "007", "-00", "+1", " 1", "1 ", "1a", "12345678901234567a", "0x10",
+                          "9223372036854775808", "00000000000000000001"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_int64(bad, v));
+  }
   std::string s;
   append_json_string("a\"b\\c\n\x01", s);
   CHECK(s == "\"a\\\"b\\\\c\\n\\u0001\"");
