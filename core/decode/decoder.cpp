@@ -112,7 +112,7 @@ Decoder::Impl::Impl(DecoderOptions o) : opt(std::move(o)) {
   }
   if (parser.allocate(1 << 16, opt.max_depth + 8) != simdjson::SUCCESS ||
       aux_parser.allocate(1 << 12, opt.max_depth + 2) != simdjson::SUCCESS ||
-      json_text_checker.allocate(1 << 12, opt.max_depth + 2) != simdjson::SUCCESS)
+      json_text_checker.allocate(1 << 12, opt.max_depth + 1) != simdjson::SUCCESS)
     throw std::runtime_error("simdjson parser allocation failed");
   for (const auto& p : opt.toast_placeholders) {
     // `hex:` means the placeholder is given as raw bytes (Debezium's syntax).

@@ -250,18 +250,24 @@ void Decoder::Impl::check_json_text(std::string_view text, size_t depth) {
   auxbuf.assign("[");
   auxbuf.append(text);
   auxbuf.push_back(']');
-  // simdjson's DOM parser validates the whole text in its own two stages.
-  // Its acceptance is the verdict when the text cannot nest past the limit
-  // (a text of n bytes nests at most n/2 levels): that skips the walk below,
-  // which builds a copy only to throw it away (3-4x the instructions on
-  // short texts). Anything else is walked: the walk gives the exact error
-  // and path, the depth verdict, and accepts what the grammar allows but
-  // DOM refuses (integers beyond 64 bits, 1e400).
-  simdjson::dom::array arr;
-  if (depth + text.size() / 2 + 1 <= opt.max_depth &&
-      json_text_checker.parse(auxbuf.data(), auxbuf.size(), false).get_array().get(arr) == simdjson::SUCCESS &&
-      arr.size() == 1)
-    return;
+  // simdjson's DOM parser validates the whole text in its own two stages;
+  // its acceptance is the verdict, which skips the walk below (it builds a
+  // copy only to throw it away: 3-4x the instructions). Its depth limit is
+  // set to the walk's: a DOM parser of max_depth D accepts values inside at
+  // most D-1 containers and empty containers inside D-1, which with the
+  // wrapper is exactly "no value deeper than max_depth" (tested both ways).
+  // Anything it refuses is walked, for the exact error and path, and
+  // because DOM refuses what the grammar allows (integers beyond 64 bits,
+  // 1e400), which the walk accepts.
+  if (depth <= opt.max_depth) {
+    const size_t limit = opt.max_depth - depth + 2;
+    simdjson::dom::array arr;
+    if ((json_text_checker.max_depth() == limit ||
+         json_text_checker.allocate(json_text_checker.capacity(), limit) == simdjson::SUCCESS) &&
+        json_text_checker.parse(auxbuf.data(), auxbuf.size(), false).get_array().get(arr) == simdjson::SUCCESS &&
+        arr.size() == 1)
+      return;
+  }
   const size_t base = path.size();
   try {
     jsonbuf.clear();  // the walk validates every value; its copy is not used
