@@ -2,11 +2,14 @@
 // c/u/d mix, ~600-byte schemaless MySQL records), for the plain, schema and
 // flattened formats, next to a bare simdjson On-Demand pass that only
 // extracts `after` and emits it as a JSON line (same process, same data).
-//   bench-decode [--records N] [--seconds S] [--format plain|plain-doris|plain-untyped|schema|flattened]
-//                [--passes N]
+//   bench-decode [--records N] [--seconds S] [--format plain|plain-doris|plain-raw|plain-untyped|schema|flattened]
+//                [--passes N] [--note-chars N]
 // --passes: exactly N passes of the decoder and no baseline, a fixed amount
 // of work for `perf stat` (cycles and instructions per record do not depend
 // on what else the machine runs; records/s on a shared machine does).
+// --note-chars: the generator's VARCHAR payload size (bench/run's plain 1 KB
+// stream is --note-chars 300), so the decoder's own ceiling for an
+// end-to-end stream is measured on the same records.
 // Prints a table and one JSON summary line (prefix "BENCH_JSON ").
 #include <simdjson.h>
 
@@ -40,9 +43,10 @@ struct Corpus {
   size_t value_bytes = 0;
 };
 
-Corpus make(workload::Format f, size_t n) {
+Corpus make(workload::Format f, size_t n, size_t note_chars) {
   workload::Options o;
   o.format = f;
+  o.note_chars = note_chars;
   o.tables = 8;
   o.seed = 2024;
   workload::Generator g(o);
@@ -202,12 +206,14 @@ int main(int argc, char** argv) {
   double seconds = 2.0;
   std::string only;  // one format (for profiling); all three by default
   size_t fixed_passes = 0;
+  size_t note_chars = workload::Options{}.note_chars;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--records") records = std::stoul(argv[i + 1]);
     else if (a == "--seconds") seconds = std::stod(argv[i + 1]);
     else if (a == "--format") only = argv[i + 1];
     else if (a == "--passes") fixed_passes = std::stoul(argv[i + 1]);
+    else if (a == "--note-chars") note_chars = std::stoul(argv[i + 1]);
   }
   std::string json = "{\"bench\":\"decode\",\"results\":[";
   std::printf("%-13s %8s %12s %12s %14s %10s\n", "format", "avg_B", "decoder_MB/s", "records/s", "baseline_MB/s", "ratio");
@@ -217,11 +223,14 @@ int main(int argc, char** argv) {
   // daemon does (it has no source of hints: values pass through, validated).
   // "plain-doris" is how the daemon decodes schemaless records now: typed by
   // the Doris target table's columns (the workload's DDL, via _schema).
+  // "plain-raw" is the same for tables of the records' raw wire types
+  // (bench/run's raw_ddl, the end-to-end plain runs: strings and integers as
+  // they arrive, integers checked).
   struct Variant {
     workload::Format format;
     const char* name;
     bool hints;
-    bool doris = false;
+    const decode::SchemaNode* doris = nullptr;
   };
   const decode::SchemaNode doris_row = decode::schema_from_doris(
       {{"id", "BIGINT", {}, {}},
@@ -236,13 +245,25 @@ int main(int argc, char** argv) {
        {"note", "VARCHAR", {}, {}},
        {"tags", "JSONB", {}, {}}},
       {{"created_at", decode::EpochUnit::Micros}});
+  const decode::SchemaNode raw_row = decode::schema_from_doris({{"id", "BIGINT", {}, {}},
+                                                               {"customer_id", "BIGINT", {}, {}},
+                                                               {"amount", "STRING", {}, {}},
+                                                               {"quantity", "INT", {}, {}},
+                                                               {"status", "VARCHAR", {}, {}},
+                                                               {"created_at", "BIGINT", {}, {}},
+                                                               {"updated_at", "VARCHAR", {}, {}},
+                                                               {"ship_date", "INT", {}, {}},
+                                                               {"is_gift", "SMALLINT", {}, {}},
+                                                               {"note", "STRING", {}, {}},
+                                                               {"tags", "STRING", {}, {}}});
   for (auto [f, name, hints, doris] : {Variant{workload::Format::Plain, "plain", true},
-                                       Variant{workload::Format::Plain, "plain-doris", true, true},
+                                       Variant{workload::Format::Plain, "plain-doris", true, &doris_row},
+                                       Variant{workload::Format::Plain, "plain-raw", true, &raw_row},
                                        Variant{workload::Format::Plain, "plain-untyped", false},
                                        Variant{workload::Format::Schema, "schema", true},
                                        Variant{workload::Format::Flattened, "flattened", true}}) {
     if (!only.empty() && only != name) continue;
-    Corpus c = make(f, f == workload::Format::Plain ? records : records / 4);
+    Corpus c = make(f, f == workload::Format::Plain ? records : records / 4, note_chars);
     workload::Generator g([&] {
       workload::Options o;
       o.format = f;
@@ -252,7 +273,7 @@ int main(int argc, char** argv) {
     uint64_t rows = 0;
     decode::DecoderOptions options = g.decoder_options();
     if (!hints) options.schemaless_types = nullptr;
-    if (doris) options.schemaless_types = [&doris_row](std::string_view, std::string_view) { return &doris_row; };
+    if (doris != nullptr) options.schemaless_types = [doris](std::string_view, std::string_view) { return doris; };
     const double dt = run_decoder(c, options, seconds, fixed_passes, dp, rows);
     if (fixed_passes > 0) {
       std::printf("%-13s %zu passes, %zu records each, %.3f s\n", name, dp, c.records.size(), dt);

@@ -2,6 +2,7 @@
 program per repetition, its output folded in unchanged."""
 from .proc import BIN, json_line, log, run
 from .stats import summary
+from .variants import PLAIN_1K_DECODE, PLAIN_1K_NOTE_CHARS
 
 
 def repeat(cfg, name, argv, timeout, parse, describe):
@@ -18,12 +19,20 @@ def section_decode(cfg):
     reps = repeat(cfg, "decode", [BIN["decode"], "--records", str(cfg.decode_records), "--seconds",
                                   str(cfg.decode_seconds)], 600, lambda out: json_line(out, "BENCH_JSON"),
                   lambda r, _: ", ".join(f"{x['format']} {x['mb_per_s']} MB/s" for x in r["results"]))
+    reps_1k = repeat(cfg, "decode plain 1 KB", [BIN["decode"], "--records", str(cfg.decode_records), "--seconds",
+                                                str(cfg.decode_seconds), "--format", "plain-raw", "--note-chars",
+                                                str(PLAIN_1K_NOTE_CHARS)], 600, lambda out: json_line(out, "BENCH_JSON"),
+                     lambda r, _: ", ".join(f"{x['records_per_s']:.0f} records/s" for x in r["results"]))
+    for rep, rep_1k in zip(reps, reps_1k):
+        rep["results"] += [dict(r, format=PLAIN_1K_DECODE) for r in rep_1k["results"]]
     figs = {}
-    for fmt in ("plain", "plain-untyped", "schema", "flattened"):
+    for fmt in ("plain", "plain-untyped", "schema", "flattened", PLAIN_1K_DECODE):
         rows = [next(r for r in rep["results"] if r["format"] == fmt) for rep in reps]
         figs[fmt] = {k: summary([r[k] for r in rows]) for k in
                      ("mb_per_s", "records_per_s", "baseline_mb_per_s", "ratio_to_baseline", "avg_record_bytes")}
-    return {"args": {"records": cfg.decode_records, "seconds": cfg.decode_seconds}, "runs": reps, "figures": figs}
+    return {"args": {"records": cfg.decode_records, "seconds": cfg.decode_seconds,
+                     PLAIN_1K_DECODE: f"--format plain-raw --note-chars {PLAIN_1K_NOTE_CHARS}"},
+            "runs": reps, "figures": figs}
 
 
 def section_doris(cfg):

@@ -195,7 +195,11 @@ def method_text(cfg, defaults):
         "Loads per table per epoch = committed txns in the emulator grouped "
         "by table and by the epoch in their label (part n of an epoch has label `..._{epoch}-{n}`). The schema "
         "variant's CPU target is 1.5 x bench-decode's CPU per record for the schema format (same generator, seed "
-        "and table count) from the decode section of the same report.",
+        "and table count) from the decode section of the same report. The plain 1 KB variant's ratio target is set "
+        "next to bench-decode on that variant's records (`--format plain-raw --note-chars "
+        f"{PLAIN_1K_NOTE_CHARS}`: typed by the raw columns of the e2e tables, as the daemon decodes them), run "
+        "once per repetition of the decode section: the pipeline thread decodes every record, so it cannot go "
+        "faster than that figure.",
         "- Memory: the 8-table stream of the pipeline section (and, with `--memory-streams e2e8,schema`, the "
         "schema-envelope stream of the variants, typed tables), one daemon run per stream, setting and repetition "
         "(settings interleaved within a repetition), with `kafka.properties.queued.max.messages.kbytes`, "
