@@ -96,7 +96,7 @@ def render_json(res, tmp):
         json.dump(res, f)
     r = subprocess.run([sys.executable, render, run, src, out], capture_output=True, text=True)
     if r.returncode != 0:
-        failures.append(f"rendering with a plain 1 KB decode figure failed: {r.stderr[-1000:]}")
+        failures.append(f"rendering a report for the plain 1 KB ceiling failed: {r.stderr[-1000:]}")
         return ""
     with open(out) as f:
         return f.read()

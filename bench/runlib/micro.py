@@ -16,13 +16,14 @@ def repeat(cfg, name, argv, timeout, parse, describe):
 
 
 def section_decode(cfg):
-    reps = repeat(cfg, "decode", [BIN["decode"], "--records", str(cfg.decode_records), "--seconds",
-                                  str(cfg.decode_seconds)], 600, lambda out: json_line(out, "BENCH_JSON"),
-                  lambda r, _: ", ".join(f"{x['format']} {x['mb_per_s']} MB/s" for x in r["results"]))
-    reps_1k = repeat(cfg, "decode plain 1 KB", [BIN["decode"], "--records", str(cfg.decode_records), "--seconds",
-                                                str(cfg.decode_seconds), "--format", "plain-raw", "--note-chars",
-                                                str(PLAIN_1K_NOTE_CHARS)], 600, lambda out: json_line(out, "BENCH_JSON"),
-                     lambda r, _: ", ".join(f"{x['records_per_s']:.0f} records/s" for x in r["results"]))
+    def decode_reps(name, extra, describe):
+        argv = [BIN["decode"], "--records", str(cfg.decode_records), "--seconds", str(cfg.decode_seconds), *extra]
+        return repeat(cfg, name, argv, 600, lambda out: json_line(out, "BENCH_JSON"), describe)
+
+    reps = decode_reps("decode", [], lambda r, _: ", ".join(f"{x['format']} {x['mb_per_s']} MB/s" for x in r["results"]))
+    plain_1k_args = ["--format", "plain-raw", "--note-chars", str(PLAIN_1K_NOTE_CHARS)]
+    reps_1k = decode_reps("decode plain 1 KB", plain_1k_args,
+                          lambda r, _: ", ".join(f"{x['records_per_s']:.0f} records/s" for x in r["results"]))
     for rep, rep_1k in zip(reps, reps_1k):
         rep["results"] += [dict(r, format=PLAIN_1K_DECODE) for r in rep_1k["results"]]
     figs = {}
@@ -31,7 +32,7 @@ def section_decode(cfg):
         figs[fmt] = {k: summary([r[k] for r in rows]) for k in
                      ("mb_per_s", "records_per_s", "baseline_mb_per_s", "ratio_to_baseline", "avg_record_bytes")}
     return {"args": {"records": cfg.decode_records, "seconds": cfg.decode_seconds,
-                     PLAIN_1K_DECODE: f"--format plain-raw --note-chars {PLAIN_1K_NOTE_CHARS}"},
+                     PLAIN_1K_DECODE: " ".join(plain_1k_args)},
             "runs": reps, "figures": figs}
 
 
