@@ -258,7 +258,7 @@ std::unique_ptr<Load> Engine::start_load(const LoadRequest& req, Reply* early) {
   int64_t t0 = now_ms();
   bool two_pc = header(h, "two_phase_commit") == "true";
   std::string label = header(h, "label");
-  if (!has_header(h, "label")) label = uuid();
+  if (label.empty()) label = uuid();  // BE StreamLoadAction::_on_header: an empty label is generated
   std::string comment = header(h, "comment");
   auto fail = [&](const std::string& msg) {
     ++stats_.loads_failed;
