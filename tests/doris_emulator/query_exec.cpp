@@ -617,7 +617,8 @@ QueryResult QuerySession::run_inner(const std::string& sql) {
       it.star = true;
     } else if (ps.kw("COUNT") && ps.punct('(', 1)) {
       ps.p += 2;
-      if (!ps.accept_p('*') && !(ps.peek().t == Tok::Num && ps.peek().s == "1" && (++ps.p, true)))
+      // count(*), count(1) and count() (Doris accepts the empty form as count(*)).
+      if (!ps.punct(')') && !ps.accept_p('*') && !(ps.peek().t == Tok::Num && ps.peek().s == "1" && (++ps.p, true)))
         unsupported("COUNT of an expression");
       ps.expect_p(')');
       it.count = true;

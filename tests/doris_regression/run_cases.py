@@ -332,6 +332,8 @@ class Runner:
             return self.stream_load(s["stream_load"])
         if "stream_load_2pc" in s:
             return self.stream_load_2pc(s["stream_load_2pc"])
+        if "http_get" in s:
+            return self.http_get(s["http_get"])
         if "sleep" in s:
             time.sleep(float(s["sleep"]))
             return None
@@ -501,6 +503,18 @@ class Runner:
         except ValueError:
             raise CaseFailure("2PC reply (HTTP %d) is not JSON: %r" % (status, reply_text))
         self.check_reply(sp, reply, reply_text)
+
+    def http_get(self, hg):
+        """A suite's `curl --location-trusted -u user: http://fe/<path>` GET; `{db}`
+        in the path is the case's database."""
+        path = hg["path"].replace("{db}", self.db)
+        status, hdrs, text = http_request(self.fe, "GET", path, {"Authorization": self.auth()})
+        reply_text = text.decode("utf-8", "replace")
+        try:
+            reply = json.loads(reply_text)
+        except ValueError:
+            raise CaseFailure("GET %s (HTTP %d) is not JSON: %r" % (path, status, reply_text))
+        self.check_reply(hg, reply, reply_text)
 
 
 def start_emulator(binary, workdir):
