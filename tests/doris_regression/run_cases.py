@@ -126,17 +126,19 @@ def http_request(hostport, method, path, headers, body=None, chunked=False, time
                     status, hdrs, rest = _read_response(sock, deadline)
                     if status != 100:
                         return status, hdrs, rest
-            if chunked and chunked != "none":
-                step = 64 * 1024
-                for i in range(0, len(body), step):
-                    part = body[i:i + step]
-                    sock.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
-                sock.sendall(b"0\r\n\r\n")
-            else:
-                try:
+            # A server that answers before the body (header-phase error) may
+            # close while we send: read its answer anyway, as curl does.
+            try:
+                if chunked and chunked != "none":
+                    step = 64 * 1024
+                    for i in range(0, len(body), step):
+                        part = body[i:i + step]
+                        sock.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
+                    sock.sendall(b"0\r\n\r\n")
+                else:
                     sock.sendall(body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+            except (BrokenPipeError, ConnectionResetError):
+                pass
         return _read_response(sock, deadline)
     finally:
         sock.close()
