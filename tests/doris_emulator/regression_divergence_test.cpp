@@ -101,3 +101,48 @@ TEST_CASE("regression: SYNC is accepted on the query port", "[emulator][regressi
   QuerySession s(f.e, "root", "127.0.0.1", 1);
   CHECK_FALSE(s.run("sync").error);
 }
+
+TEST_CASE("regression: a trailing comma before ')' in CREATE TABLE is accepted", "[emulator][regression]") {
+  // load_json_parse_failed's DDL.
+  RegFix f;
+  f.e.execute_sql("d", "CREATE TABLE t (`a` varchar(50) NULL, `b` varchar(50) NULL, ) DISTRIBUTED BY HASH(a) BUCKETS AUTO");
+  auto r = f.load("t", "x\ty\n", {});
+  CHECK(r["NumberLoadedRows"] == 1);
+}
+
+TEST_CASE("regression: an enclosed CSV field keeps its line delimiters", "[emulator][regression]") {
+  // test_csv_enclose_multi_char_delimiter / enclose_normal.csv.
+  RegFix f;
+  f.e.execute_sql("d", "CREATE TABLE t (k INT, v STRING) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1");
+  auto r = f.load("t", "1@@\"a$$$b\"$$$2@@\"c\\\"$$$\"",
+                  {{"column_separator", "@@"}, {"line_delimiter", "$$$"}, {"enclose", "\""}, {"escape", "\\"},
+                   {"trim_double_quotes", "true"}});
+  CHECK(r["NumberTotalRows"] == 2);
+  CHECK(r["NumberLoadedRows"] == 2);
+  r = f.load("t", "3,\"x\ny\"\n4,z\n", {{"column_separator", ","}, {"enclose", "\""}});
+  CHECK(r["NumberLoadedRows"] == 2);
+  CHECK(f.rows("t").find("x\\ny") != std::string::npos);
+}
+
+TEST_CASE("regression: ARRAY cells in Doris' text form", "[emulator][regression]") {
+  // test_stream_load's array_malformat.csv.
+  RegFix f;
+  f.e.execute_sql("d", "CREATE TABLE t (k INT, a ARRAY<DATE>, b ARRAY<DECIMAL(20,6)>) DUPLICATE KEY(k) "
+                       "DISTRIBUTED BY HASH(k) BUCKETS 1");
+  auto r = f.load("t", "1|['1991-01-01', '1992-02-02']|[1,\\N,1.3]\n2|1,2|[1,2\n", {{"column_separator", "|"}});
+  CHECK(r["NumberLoadedRows"] == 2);
+  std::string rows = f.rows("t");
+  CHECK(rows.find(R"("a":["1991-01-01","1992-02-02"])") != std::string::npos);
+  CHECK(rows.find(R"("b":["1.000000",null,"1.300000"])") != std::string::npos);
+  CHECK(rows.find(R"({"k":2,"a":null,"b":null})") != std::string::npos);
+}
+
+TEST_CASE("regression: send_batch_parallelism is parsed as the BE's std::stoi does", "[emulator][regression]") {
+  RegFix f;
+  f.e.execute_sql("d", "CREATE TABLE t (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1");
+  CHECK(f.load("t", "1\n", {{"send_batch_parallelism", "a"}})["Message"] ==
+        "[INVALID_ARGUMENT]send_batch_parallelism must be an integer, stoi");
+  CHECK(f.load("t", "1\n", {{"send_batch_parallelism", "21474836471"}})["Message"] ==
+        "[INVALID_ARGUMENT]send_batch_parallelism out of range, stoi");
+  CHECK(f.load("t", "1\n", {{"send_batch_parallelism", "1"}})["Status"] == "Success");
+}

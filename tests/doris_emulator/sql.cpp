@@ -287,7 +287,9 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
         c.id = t->next_col_id++;
         t->cols.push_back(std::move(c));
       }
-      if (ps.accept_p(',')) continue;
+      // Doris' grammar (nereids DorisParser.g4 columnDefs/indexDefs) accepts a
+      // trailing comma before the closing parenthesis.
+      if (ps.accept_p(',') && !ps.punct(')')) continue;
       ps.expect_p(')');
       break;
     }
