@@ -40,6 +40,7 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
     return "[INVALID_ARGUMENT]Invalid strict mode format. Must be bool type";
   strict_ = strict == "true";
   std::string tz = has_header(h, "timezone") ? header(h, "timezone") : header(h, "time_zone");
+  if (tz.empty() && e_.global_time_zone() != zone_.name) tz = e_.global_time_zone();
   if (!tz.empty()) {
     auto z = find_zone(tz);
     if (!z) return "[ANALYSIS_ERROR]" + kFe + "Unknown or incorrect time zone: '" + tz + "'";

@@ -146,3 +146,19 @@ TEST_CASE("regression: send_batch_parallelism is parsed as the BE's std::stoi do
         "[INVALID_ARGUMENT]send_batch_parallelism out of range, stoi");
   CHECK(f.load("t", "1\n", {{"send_batch_parallelism", "1"}})["Status"] == "Success");
 }
+
+TEST_CASE("regression: SET GLOBAL time_zone is the zone of loads without a timezone header",
+          "[emulator][regression]") {
+  // datatype_p0/datetimev2/test_tz_streamload2.
+  RegFix f;
+  f.e.execute_sql("d", "CREATE TABLE t (k INT, ts DATETIME, d DATE) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1");
+  QuerySession s(f.e, "root", "127.0.0.1", 1);
+  REQUIRE_FALSE(s.run("SET GLOBAL time_zone = 'UTC'").error);
+  CHECK(s.run("SET GLOBAL time_zone = 'Mars/Base'").error);
+  f.load("t", "1,2024-04-11T06:00:13+08:00,2024-04-11T06:00:13+08:00\n", {{"column_separator", ","}});
+  REQUIRE_FALSE(s.run("UNSET GLOBAL VARIABLE time_zone").error);
+  f.load("t", "2,2024-04-11T06:00:13+08:00,2024-04-11T06:00:13+08:00\n", {{"column_separator", ","}});
+  std::string rows = f.rows("t");
+  CHECK(rows.find(R"({"k":1,"ts":"2024-04-10 22:00:13","d":"2024-04-11"})") != std::string::npos);
+  CHECK(rows.find(R"({"k":2,"ts":"2024-04-11 06:00:13","d":"2024-04-11"})") != std::string::npos);
+}
