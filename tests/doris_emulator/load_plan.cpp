@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace cdc2doris::emu {
 using namespace detail;
@@ -28,7 +29,9 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
     enclose_ = enc.empty() ? 0 : enc[0];
     escape_ = esc.empty() ? 0 : esc[0];
     trim_dq_ = lower(header(h, "trim_double_quotes")) == "true";
-    if (has_header(h, "skip_lines")) skip_lines_ = std::atoll(header(h, "skip_lines").c_str());
+    // csv_with_names[_and_types] skip their 1 or 2 header lines, whatever
+    // `skip_lines` says (be/src/vec/exec/format/csv/csv_reader.cpp).
+    if (has_header(h, "skip_lines") && skip_lines_ == 0) skip_lines_ = std::atoll(header(h, "skip_lines").c_str());
   } else {
     line_delim_ = "\n";
   }
@@ -37,6 +40,7 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
     return "[INVALID_ARGUMENT]Invalid strict mode format. Must be bool type";
   strict_ = strict == "true";
   std::string tz = has_header(h, "timezone") ? header(h, "timezone") : header(h, "time_zone");
+  if (tz.empty() && e_.global_time_zone() != zone_.name) tz = e_.global_time_zone();
   if (!tz.empty()) {
     auto z = find_zone(tz);
     if (!z) return "[ANALYSIS_ERROR]" + kFe + "Unknown or incorrect time zone: '" + tz + "'";
@@ -47,6 +51,17 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
       max_filter_ratio_ = std::stod(header(h, "max_filter_ratio"));
     } catch (const std::exception&) {
       return "[INVALID_ARGUMENT]Invalid max_filter_ratio: " + header(h, "max_filter_ratio");
+    }
+  }
+  // BE StreamLoadAction::_process_put parses it with std::stoi; the texts
+  // carry the exception's what() ("stoi").
+  if (has_header(h, "send_batch_parallelism")) {
+    try {
+      (void)std::stoi(header(h, "send_batch_parallelism"));
+    } catch (const std::invalid_argument& e) {
+      return std::string("[INVALID_ARGUMENT]send_batch_parallelism must be an integer, ") + e.what();
+    } catch (const std::out_of_range& e) {
+      return std::string("[INVALID_ARGUMENT]send_batch_parallelism out of range, ") + e.what();
     }
   }
   std::string mt = header(h, "merge_type");
@@ -258,7 +273,7 @@ std::unique_ptr<Load> Engine::start_load(const LoadRequest& req, Reply* early) {
   int64_t t0 = now_ms();
   bool two_pc = header(h, "two_phase_commit") == "true";
   std::string label = header(h, "label");
-  if (!has_header(h, "label")) label = uuid();
+  if (label.empty()) label = uuid();  // BE StreamLoadAction::_on_header: an empty label is generated
   std::string comment = header(h, "comment");
   auto fail = [&](const std::string& msg) {
     ++stats_.loads_failed;

@@ -1,5 +1,6 @@
 #include "tests/doris_emulator/query_exec.hpp"
 
+#include "tests/doris_emulator/datetime.hpp"
 #include "tests/doris_emulator/query_rel.hpp"
 #include "tests/doris_emulator/sql_lex.hpp"
 
@@ -230,7 +231,10 @@ void filter_rows(Relation* r, const std::vector<Pred>& preds) {
 QueryResult to_result(const Relation& r) {
   QueryResult q;
   q.has_rows = true;
-  for (auto& c : r.cols) q.cols.push_back({c.name, query::mysql_type(c.type), r.table, r.schema});
+  // BOOLEAN is a TINY of display length 1, as Doris describes it, so JDBC
+  // (tinyInt1isBit) reads true/false as in Doris' regression .out files.
+  for (auto& c : r.cols)
+    q.cols.push_back({c.name, query::mysql_type(c.type), r.table, r.schema, c.type.kind == Kind::Boolean ? 1u : 0u});
   q.rows = r.rows;
   return q;
 }
@@ -441,7 +445,8 @@ QueryResult QuerySession::run_inner(const std::string& sql) {
   if (ps.accept("SET")) {
     // SET [SESSION|GLOBAL|LOCAL] x = v, @@session.x = v, NAMES ..., CHARACTER SET ...
     do {
-      if (!ps.accept("SESSION") && !ps.accept("GLOBAL")) ps.accept("LOCAL");
+      bool global = ps.accept("GLOBAL");
+      if (!global && !ps.accept("SESSION")) ps.accept("LOCAL");
       if (ps.accept("NAMES") || (ps.kw("CHARACTER") && ps.kw("SET", 1))) {
         if (ps.accept("CHARACTER")) ps.expect("SET");
         while (!ps.at_end() && !ps.punct(',')) ++ps.p;
@@ -449,17 +454,42 @@ QueryResult QuerySession::run_inner(const std::string& sql) {
       }
       while (ps.accept_p('@')) {}
       std::string name = ps.ident();
-      if (ps.accept_p('.')) name = ps.ident();
+      if (ps.accept_p('.')) {
+        global = global || iequal(name, "global");
+        name = ps.ident();
+      }
       if (ps.accept_p(':')) {}
       ps.expect_p('=');
       std::string value;
       while (!ps.at_end() && !ps.punct(',')) value += ps.peek().s, ++ps.p;
+      if (iequal(name, "time_zone")) {
+        // fe TimeUtils.checkTimeZoneValidAndStandardize refuses unknown zones.
+        if (!find_zone(value)) fail("Unknown or incorrect time zone: '" + value + "'");
+        if (global) e_.set_global_time_zone(value);
+      }
       vars_[lower(name)] = value;
     } while (ps.accept_p(','));
     return QueryResult::ok();
   }
+  // UNSET [GLOBAL|SESSION] VARIABLE x | ALL: back to the default value.
+  if (ps.accept("UNSET")) {
+    bool global = ps.accept("GLOBAL");
+    if (!global) ps.accept("SESSION");
+    ps.expect("VARIABLE");
+    std::string name = lower(ps.ident());
+    if (name == "time_zone" || name == "all") {
+      if (global) e_.set_global_time_zone("Asia/Shanghai");
+      vars_.erase("time_zone");
+    }
+    if (name == "all") vars_.clear();
+    else vars_.erase(name);
+    return QueryResult::ok();
+  }
   if (ps.accept("USE")) return use(ps.ident());
   if (ps.accept("COMMIT") || ps.accept("ROLLBACK")) return QueryResult::ok();
+  // SYNC makes a follower FE catch up with the master's journal (fe SyncStmt);
+  // the emulator has one FE, so it is a no-op as on a master.
+  if (ps.accept("SYNC") && ps.at_end()) return QueryResult::ok();
   if (ps.kw("CREATE") || ps.kw("DROP") || ps.kw("ALTER") || ps.kw("TRUNCATE")) {
     if (ps.kw("CREATE") && ps.kw("TABLE", 1) == false && ps.kw("DATABASE", 1) == false && ps.kw("SCHEMA", 1) == false)
       unsupported(ps.peek(1).s);
@@ -614,7 +644,8 @@ QueryResult QuerySession::run_inner(const std::string& sql) {
       it.star = true;
     } else if (ps.kw("COUNT") && ps.punct('(', 1)) {
       ps.p += 2;
-      if (!ps.accept_p('*') && !(ps.peek().t == Tok::Num && ps.peek().s == "1" && (++ps.p, true)))
+      // count(*), count(1) and count() (Doris accepts the empty form as count(*)).
+      if (!ps.punct(')') && !ps.accept_p('*') && !(ps.peek().t == Tok::Num && ps.peek().s == "1" && (++ps.p, true)))
         unsupported("COUNT of an expression");
       ps.expect_p(')');
       it.count = true;

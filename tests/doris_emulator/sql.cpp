@@ -49,9 +49,14 @@ Column parse_coldef(Parser& ps) {
     else if (ps.accept("NULL")) c.nullable = true;
     else if (ps.accept("DEFAULT")) {
       if (ps.accept("NULL")) c.def = "null";
-      else if (ps.accept("CURRENT_TIMESTAMP")) {
+      else if (ps.kw("CURRENT_TIMESTAMP") || ps.kw("CURRENT_DATE")) {
+        // fe ColumnDef.DefaultValue: CURRENT_TIMESTAMP (DATETIME) and
+        // CURRENT_DATE (DATE) are evaluated when a row is loaded.
+        std::string fn = upper(ps.peek().s);
+        ++ps.p;
         if (ps.punct('(')) ps.skip_parens();
-        c.def = std::nullopt;  // evaluated per row by Doris; the emulator uses NULL
+        c.def = "\"" + fn + "\"";
+        c.def_now = true;
       } else {
         c.def = literal_token(ps.peek(), c.type);
         ++ps.p;
@@ -282,7 +287,9 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
         c.id = t->next_col_id++;
         t->cols.push_back(std::move(c));
       }
-      if (ps.accept_p(',')) continue;
+      // Doris' grammar (nereids DorisParser.g4 columnDefs/indexDefs) accepts a
+      // trailing comma before the closing parenthesis.
+      if (ps.accept_p(',') && !ps.punct(')')) continue;
       ps.expect_p(')');
       break;
     }
