@@ -94,14 +94,18 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
   }
   // FE planner: only merge-on-write UNIQUE tables (every UNIQUE table here);
   // fixed columns without a `columns` list is a plain upsert.
-  if (partial_ != Partial::None && !unique_)
+  if (partial_ != Partial::None && (!unique_ || !mow_))
     return "[ANALYSIS_ERROR]" + kFe + "Only unique key merge on write support partial update";
-  // FE OlapTable.validateForFlexiblePartialUpdate (Doris 3.1): the table needs
-  // the hidden skip-bitmap column.
+  // FE NereidsStreamLoadPlanner.plan, in its order: the table needs the hidden
+  // skip-bitmap column (not added by default: Config.enable_skip_bitmap_column_by_default
+  // is false), then light schema change.
   if (partial_ == Partial::Flexible && !skip_bitmap_)
     return "[ANALYSIS_ERROR]" + kFe + "Flexible partial update can only support table with skip bitmap hidden column. "
            "But table " + table_ + " doesn't have it. You can use `ALTER TABLE " + table_ +
            " ENABLE FEATURE \"UPDATE_FLEXIBLE_COLUMNS\";` to add it to the table.";
+  if (partial_ == Partial::Flexible && !light_sc_)
+    return "[ANALYSIS_ERROR]" + kFe + "Flexible partial update can only support table with light_schema_change enabled. "
+           "But table " + table_ + "'s property light_schema_change is false";
   if (partial_ == Partial::Fixed && trim(header(h, "columns")).empty()) partial_ = Partial::None;
   for (const char* unsupported : {"where", "jsonpaths", "json_root"})
     if (has_header(h, unsupported))

@@ -37,6 +37,25 @@ std::vector<std::pair<std::string_view, std::string_view>> split_row_line(std::s
   return out;
 }
 
+// What a column the row leaves out gets when there is no stored row to take it
+// from: its DEFAULT, else NULL, else - a NOT NULL column without default, which
+// only happens for a key deleted earlier in the same flexible load - the type's
+// own default value (be/src/olap/partial_update_info.cpp: the missing columns'
+// default_values are empty for such a column and the column inserts its
+// type default, e.g. 0 or "").
+static std::string missing_token(const Column& col) {
+  if (col.def) return *col.def;
+  if (col.nullable) return "null";
+  std::string out, why;
+  const bool text = col.type.kind == Kind::Char || col.type.kind == Kind::Varchar || col.type.kind == Kind::String;
+  const char* zero = text ? "" : col.type.kind == Kind::Date ? "0000-01-01"
+                     : col.type.kind == Kind::DateTime ? "0000-01-01 00:00:00"
+                     : col.type.kind == Kind::Json ? "null" : col.type.kind == Kind::Array ? "[]" : "0";
+  InValue v{InValue::Str, zero, false};
+  if (!convert(col.type, v, &out, nullptr, &why)) return "null";
+  return out;
+}
+
 std::string Engine::merge_partial_line(const Table& tb, const std::string* stored, const std::string& partial) {
   auto given = split_row_line(partial);
   std::vector<std::pair<std::string_view, std::string_view>> old;
@@ -56,7 +75,7 @@ std::string Engine::merge_partial_line(const Table& tb, const std::string* store
     };
     if (auto* v = find(given)) out += *v;
     else if (auto* o = find(old)) out += *o;
-    else out += col.def ? *col.def : "null";
+    else out += missing_token(col);
   }
   return out + "}";
 }
