@@ -56,12 +56,6 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
   else if (mtu == "delete") merge_ = Merge::Delete;
   else if (mtu == "merge") merge_ = Merge::MergeOn;
   else return "[INVALID_ARGUMENT]Invalid merge type " + mt;
-  if (merge_ == Merge::MergeOn && !has_delete)
-    return "[ANALYSIS_ERROR]" + kFe + "Excepted DELETE ON clause when merge type is MERGE.";
-  if (merge_ != Merge::MergeOn && has_delete)
-    return "[ANALYSIS_ERROR]" + kFe + "Not support DELETE ON clause when merge type is not MERGE.";
-  if (merge_ != Merge::Append && !unique_)
-    return "[ANALYSIS_ERROR]" + kFe + "load by MERGE or DELETE is only supported in unique tables.";
   // Partial updates: the BE's checks (stream_load.cpp), in its order.
   std::string ukum = header(h, "unique_key_update_mode");
   if (!ukum.empty()) {
@@ -72,7 +66,7 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
       if (lower(header(h, "fuzzy_parse")) == "true")
         return "[INVALID_ARGUMENT]Don't support flexible partial update when 'fuzzy_parse' is enabled";
       for (const char* forbidden : {"columns", "jsonpaths", "hidden_columns", "function_column.sequence_col",
-                                    "merge_type", "where"})
+                                    "merge_type", "where", "delete"})
         if (!header(h, forbidden).empty())
           return std::string("[INVALID_ARGUMENT]Don't support flexible partial update when '") + forbidden +
                  "' is specified";
@@ -92,6 +86,13 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
       return "[INVALID_ARGUMENT]Invalid partial_update_new_key_behavior " + nk + ", must be one of {'APPEND', 'ERROR'}";
     new_key_error_ = nk == "ERROR";
   }
+  // The FE's checks come after the BE's header checks above.
+  if (merge_ == Merge::MergeOn && !has_delete)
+    return "[ANALYSIS_ERROR]" + kFe + "Excepted DELETE ON clause when merge type is MERGE.";
+  if (merge_ != Merge::MergeOn && has_delete)
+    return "[ANALYSIS_ERROR]" + kFe + "Not support DELETE ON clause when merge type is not MERGE.";
+  if (merge_ != Merge::Append && !unique_)
+    return "[ANALYSIS_ERROR]" + kFe + "load by MERGE or DELETE is only supported in unique tables.";
   // FE planner: only merge-on-write UNIQUE tables (every UNIQUE table here);
   // fixed columns without a `columns` list is a plain upsert.
   if (partial_ != Partial::None && (!unique_ || !mow_))

@@ -28,6 +28,10 @@ std::string literal_token(const Tok& k, const ColType& type) {
 Column parse_coldef(Parser& ps) {
   Column c;
   c.name = ps.ident();
+  // fe FeNameFormat.checkColumnName: __DORIS_* names belong to hidden columns
+  // (delete sign, sequence, version, skip bitmap).
+  if (upper(c.name).rfind("__DORIS_", 0) == 0)
+    fail("Disable to create table column with name start with __DORIS_: " + c.name);
   std::string type = ps.ident();
   // "(p,s)" and "<element type>" (ARRAY<DECIMAL(10,2)>), nested.
   if (ps.punct('(') || ps.punct('<')) {
