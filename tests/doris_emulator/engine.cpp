@@ -201,6 +201,10 @@ void Engine::apply_visible(Txn& t) {
           const bool live = old && !old->deleted;
           if (r.seq_missing) r.seq = old ? old->seq : std::string();
           if (!r.del) r.line = merge_partial_line(*tb, live ? &old->line : nullptr, r.line);
+          // A new key without a sequence value takes the mapped column's
+          // DEFAULT (or NULL) as its sequence, as the row itself does
+          // (partial_update_info.cpp fills the sequence like any missing column).
+          if (r.seq_missing && !live && !r.del) r.seq = seq_of_line(*tb, r.line);
         }
         if (has_seq) {
           if (it != tb->unique_rows.end() && it->second.seq > r.seq) continue;

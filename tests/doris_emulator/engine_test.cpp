@@ -690,6 +690,43 @@ TEST_CASE("partial update: flexible columns per row", "[emulator][partial]") {
                                                  R"({"id":3,"name":"cy","balance":null,"city":"nowhere"})"});
 }
 
+TEST_CASE("partial update: Doris' rules from its regression suites (flexible deletes, sequence defaults, table checks)",
+          "[emulator][partial]") {
+  Fix f;
+  const std::string props =
+      " UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES (\"enable_unique_key_skip_bitmap_column\" = \"true\"";
+  const std::map<std::string, std::string> flex{{"format", "json"}, {"unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS"}};
+  // Deleted and re-inserted in one load: a NOT NULL column without default gets the type default.
+  f.e.execute_sql("d", "CREATE TABLE dn (k INT, a INT NULL DEFAULT \"7\", b BIGINT NOT NULL, c STRING NOT NULL)" + props + ")");
+  f.load("dn", "{\"k\":1,\"a\":1,\"b\":1,\"c\":\"x\"}\n", {{"format", "json"}});
+  CHECK(S(f.load("dn", "{\"k\":1,\"__DORIS_DELETE_SIGN__\":1}\n{\"k\":1,\"a\":5}\n", flex), "Status") == "Success");
+  CHECK(f.rows("dn") == std::vector<std::string>{R"({"k":1,"a":5,"b":0,"c":""})"});
+  // A new key without the sequence map column takes its DEFAULT as sequence value: 20 < 31 loses.
+  f.e.execute_sql("d", "CREATE TABLE sq (k INT, v INT NULL, s BIGINT NULL DEFAULT \"31\")" + props +
+                           ", \"function_column.sequence_col\" = \"s\")");
+  f.load("sq", "{\"k\":6,\"v\":1}\n", flex);
+  f.load("sq", "{\"k\":6,\"v\":2,\"s\":20}\n", flex);
+  CHECK(f.rows("sq") == std::vector<std::string>{R"({"k":6,"v":1,"s":31})"});
+  f.load("sq", "{\"k\":6,\"v\":3,\"s\":40}\n", flex);
+  CHECK(f.rows("sq") == std::vector<std::string>{R"({"k":6,"v":3,"s":40})"});
+  // Merge-on-write off, light schema change off: no flexible loads (planner order: skip bitmap first).
+  f.e.execute_sql("d", "CREATE TABLE mor (k INT, v INT)" + props + ", \"enable_unique_key_merge_on_write\" = \"false\")");
+  CHECK(S(f.load("mor", "{\"k\":1}\n", flex), "Message") ==
+        "[ANALYSIS_ERROR]" + kFe + "Only unique key merge on write support partial update");
+  f.e.execute_sql("d", "CREATE TABLE nlsc (k INT, v INT)" + props + ", \"light_schema_change\" = \"false\")");
+  CHECK(S(f.load("nlsc", "{\"k\":1}\n", flex), "Message") ==
+        "[ANALYSIS_ERROR]" + kFe +
+            "Flexible partial update can only support table with light_schema_change enabled. But table nlsc's "
+            "property light_schema_change is false");
+  // 'delete' is refused by the BE before the FE's DELETE ON check.
+  auto h = flex;
+  h["delete"] = "v > 5";
+  CHECK(S(f.load("sq", "{\"k\":1}\n", h), "Message") ==
+        "[INVALID_ARGUMENT]Don't support flexible partial update when 'delete' is specified");
+  CHECK_THROWS_WITH(f.e.execute_sql("d", "CREATE TABLE hb (k INT, __DORIS_SKIP_BITMAP_COL__ BIGINT,) UNIQUE KEY(k)"),
+                    Catch::Contains("Disable to create table column with name start with __DORIS_: __DORIS_SKIP_BITMAP_COL__"));
+}
+
 TEST_CASE("partial update: staged partial rows survive a restart and apply on commit", "[emulator][partial][persistence]") {
   cdc2doris::test::TempDir dir("emu-wal-partial");
   Config c;

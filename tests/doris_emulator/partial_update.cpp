@@ -80,6 +80,30 @@ std::string Engine::merge_partial_line(const Table& tb, const std::string* store
   return out + "}";
 }
 
+std::string Engine::seq_of_line(const Table& tb, const std::string& line) {
+  std::string key;
+  if (tb.seq_col < 0) {
+    encode_null(&key);  // hidden sequence column: NULL
+    return key;
+  }
+  const Column& col = tb.cols[static_cast<size_t>(tb.seq_col)];
+  std::string q;
+  append_json_string(&q, col.name);
+  for (auto& [n, tok] : split_row_line(line)) {
+    if (n != q) continue;
+    std::string out, why;
+    InValue v{tok.front() == '"' ? InValue::Str : InValue::Num,
+              tok.front() == '"' ? tok.substr(1, tok.size() - 2) : tok, false};
+    if (tok == "null") break;
+    encode_not_null(&key);
+    if (convert(col.type, v, &out, &key, &why)) return key;
+    key.clear();
+    break;
+  }
+  encode_null(&key);
+  return key;
+}
+
 void LoadImpl::check_new_keys(const Table& tb) {
   std::unordered_set<std::string> added;
   size_t out = 0;
