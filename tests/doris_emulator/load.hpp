@@ -125,6 +125,7 @@ class LoadImpl : public Load {
   simdjson::ondemand::parser parser_;
   std::vector<StagedRow> rows_;
   int64_t loaded_ = 0, filtered_ = 0;
+  int64_t writer_filtered_ = 0;  // of filtered_: new keys a strict partial update drops at write time
   std::string errlog_;
   int64_t errlog_lines_ = 0;
   bool failed_ = false;

@@ -137,6 +137,16 @@ void LoadImpl::check_new_keys(const Table& tb) {
         failed_ = true;
         return;
       }
+      // Strict mode: the segment writer filters every new key of a partial
+      // update (counted in NumberFilteredRows, checked against
+      // max_filter_ratio after the reader's filtering; suites
+      // test_partial_update_strict_mode, test_flexible_partial_update_filter_missing_key).
+      if (strict_) {
+        filter("can not append new rows in strict mode partial update, key is not in table", r.line);
+        ++writer_filtered_;
+        --loaded_;
+        continue;
+      }
       int missing = -1;
       for (size_t c = 0; c < cols_.size() && missing < 0; ++c)
         if (!cols_[c].nullable && !cols_[c].def && !has(c)) missing = static_cast<int>(c);
