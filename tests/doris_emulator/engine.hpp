@@ -58,6 +58,9 @@ struct Column {
   bool nullable = true;
   bool key = false;
   std::optional<std::string> def;  // canonical JSON token of DEFAULT; nullopt: none
+  // DEFAULT CURRENT_TIMESTAMP / CURRENT_DATE: `def` holds the function's name
+  // (what DESC shows), a load fills the load's time (load_rows.cpp).
+  bool def_now = false;
   std::string comment;
   uint32_t id = 0;                 // stable across RENAME, used to migrate rows
 };

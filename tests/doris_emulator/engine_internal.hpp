@@ -43,7 +43,13 @@ inline std::string header(const std::map<std::string, std::string>& h, const std
   return it == h.end() ? std::string() : it->second;
 }
 
-inline bool has_header(const std::map<std::string, std::string>& h, const std::string& name) { return h.count(name) != 0; }
+// Doris' BE tests every optional stream-load header with
+// `!http_req->header(X).empty()` (be/src/http/action/stream_load.cpp), so an
+// empty header is the same as an absent one (e.g. `where: ''`, `jsonpaths: ''`).
+inline bool has_header(const std::map<std::string, std::string>& h, const std::string& name) {
+  auto it = h.find(name);
+  return it != h.end() && !it->second.empty();
+}
 
 inline bool base64_decode(std::string_view in, std::string* out) {
   static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -28,7 +28,9 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
     enclose_ = enc.empty() ? 0 : enc[0];
     escape_ = esc.empty() ? 0 : esc[0];
     trim_dq_ = lower(header(h, "trim_double_quotes")) == "true";
-    if (has_header(h, "skip_lines")) skip_lines_ = std::atoll(header(h, "skip_lines").c_str());
+    // csv_with_names[_and_types] skip their 1 or 2 header lines, whatever
+    // `skip_lines` says (be/src/vec/exec/format/csv/csv_reader.cpp).
+    if (has_header(h, "skip_lines") && skip_lines_ == 0) skip_lines_ = std::atoll(header(h, "skip_lines").c_str());
   } else {
     line_delim_ = "\n";
   }
@@ -263,7 +265,7 @@ std::unique_ptr<Load> Engine::start_load(const LoadRequest& req, Reply* early) {
   int64_t t0 = now_ms();
   bool two_pc = header(h, "two_phase_commit") == "true";
   std::string label = header(h, "label");
-  if (!has_header(h, "label")) label = uuid();
+  if (label.empty()) label = uuid();  // BE StreamLoadAction::_on_header: an empty label is generated
   std::string comment = header(h, "comment");
   auto fail = [&](const std::string& msg) {
     ++stats_.loads_failed;

@@ -2,6 +2,9 @@
 // line (values.cpp) and staged; the final reply and the txn state change.
 #include "tests/doris_emulator/load.hpp"
 
+#include <absl/time/clock.h>
+#include <absl/time/time.h>
+
 
 namespace cdc2doris::emu {
 using namespace detail;
@@ -102,12 +105,23 @@ Reply LoadImpl::finish() {
   return Reply{reply_.render(), false};
 }
 
+namespace {
+
+// Now as DATETIME text in the load's zone (a zone name, else its fixed offset).
+std::string current_time_text(const LoadZone& z) {
+  absl::TimeZone tz;
+  if (!absl::LoadTimeZone(z.name, &tz)) tz = absl::FixedTimeZone(static_cast<int>(-z.epoch_civil_s));
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::Now(), tz);
+}
+
+}  // namespace
+
 void LoadImpl::build_row(std::string_view src) {
   StagedRow r;
   std::string& line = r.line;
   line.reserve(src.size() + 16);
   line.push_back('{');
-  std::string why;
+  std::string why, now_text;
   for (size_t c = 0; c < cols_.size(); ++c) {
     const Column& col = cols_[c];
     int si = col_src_[c];
@@ -129,7 +143,14 @@ void LoadImpl::build_row(std::string_view src) {
     InValue dv;
     const InValue* v = (si >= 0 && present_[static_cast<size_t>(si)]) ? &vals_[static_cast<size_t>(si)] : nullptr;
     if (!v) {
-      if (col.def && *col.def != "null") {
+      if (col.def_now) {
+        // DEFAULT CURRENT_TIMESTAMP / CURRENT_DATE: the time of the load in
+        // the load's time zone (the FE plans now() with the session zone).
+        now_text = current_time_text(zone_);
+        dv.tag = InValue::Str;
+        dv.text = now_text;
+        v = &dv;
+      } else if (col.def && *col.def != "null") {
         dv.tag = col.def->front() == '"' ? InValue::Str : InValue::Num;
         dv.text = dv.tag == InValue::Str ? std::string_view(*col.def).substr(1, col.def->size() - 2)
                                          : std::string_view(*col.def);

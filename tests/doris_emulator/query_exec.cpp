@@ -461,6 +461,9 @@ QueryResult QuerySession::run_inner(const std::string& sql) {
   }
   if (ps.accept("USE")) return use(ps.ident());
   if (ps.accept("COMMIT") || ps.accept("ROLLBACK")) return QueryResult::ok();
+  // SYNC makes a follower FE catch up with the master's journal (fe SyncStmt);
+  // the emulator has one FE, so it is a no-op as on a master.
+  if (ps.accept("SYNC") && ps.at_end()) return QueryResult::ok();
   if (ps.kw("CREATE") || ps.kw("DROP") || ps.kw("ALTER") || ps.kw("TRUNCATE")) {
     if (ps.kw("CREATE") && ps.kw("TABLE", 1) == false && ps.kw("DATABASE", 1) == false && ps.kw("SCHEMA", 1) == false)
       unsupported(ps.peek(1).s);

@@ -53,9 +53,14 @@ Column parse_coldef(Parser& ps) {
     else if (ps.accept("NULL")) c.nullable = true;
     else if (ps.accept("DEFAULT")) {
       if (ps.accept("NULL")) c.def = "null";
-      else if (ps.accept("CURRENT_TIMESTAMP")) {
+      else if (ps.kw("CURRENT_TIMESTAMP") || ps.kw("CURRENT_DATE")) {
+        // fe ColumnDef.DefaultValue: CURRENT_TIMESTAMP (DATETIME) and
+        // CURRENT_DATE (DATE) are evaluated when a row is loaded.
+        std::string fn = upper(ps.peek().s);
+        ++ps.p;
         if (ps.punct('(')) ps.skip_parens();
-        c.def = std::nullopt;  // evaluated per row by Doris; the emulator uses NULL
+        c.def = "\"" + fn + "\"";
+        c.def_now = true;
       } else {
         c.def = literal_token(ps.peek(), c.type);
         ++ps.p;
