@@ -80,6 +80,21 @@ std::string Engine::merge_partial_line(const Table& tb, const std::string* store
   return out + "}";
 }
 
+std::string Engine::with_column_of(const Table& tb, int col, const std::string& from, const std::string& line) {
+  std::string q;
+  append_json_string(&q, tb.cols[static_cast<size_t>(col)].name);
+  for (auto& [n, tok] : split_row_line(from)) {
+    if (n != q) continue;
+    std::string out = line.substr(0, line.size() - 1);  // without '}'
+    if (out.size() > 1) out += ',';
+    out += q;
+    out += ':';
+    out += tok;
+    return out + "}";
+  }
+  return line;
+}
+
 std::string Engine::seq_of_line(const Table& tb, const std::string& line) {
   std::string key;
   if (tb.seq_col < 0) {

@@ -462,7 +462,7 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
     ++t.schema_version;
     std::vector<StagedRow> scratch;
     for (auto& [k, r] : t.unique_rows)
-      if (!r.deleted) r.line = migrate_line(r.line, old, t);
+      if (!r.line.empty()) r.line = migrate_line(r.line, old, t);  // tombstones keep values too
     for (auto& l : t.dup_rows) l = migrate_line(l, old, t);
     for (auto& [id, tx] : txns_)
       if (tx.table_id == t.id && !tx.rows.empty() &&
