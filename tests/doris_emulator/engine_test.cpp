@@ -723,6 +723,13 @@ TEST_CASE("partial update: Doris' rules from its regression suites (flexible del
   h["delete"] = "v > 5";
   CHECK(S(f.load("sq", "{\"k\":1}\n", h), "Message") ==
         "[INVALID_ARGUMENT]Don't support flexible partial update when 'delete' is specified");
+  // ENABLE FEATURE adds the skip bitmap column to a table created without it.
+  f.e.execute_sql("d", "CREATE TABLE ef (k INT, v INT) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1");
+  CHECK(S(f.load("ef", "{\"k\":1}\n", flex), "Status") == "Fail");
+  f.e.execute_sql("d", "ALTER TABLE ef ENABLE FEATURE \"UPDATE_FLEXIBLE_COLUMNS\"");
+  CHECK(S(f.load("ef", "{\"k\":1}\n", flex), "Status") == "Success");
+  CHECK_THROWS_WITH(f.e.execute_sql("d", "ALTER TABLE ef ENABLE FEATURE \"UPDATE_FLEXIBLE_COLUMNS\""),
+                    Catch::Contains("table ef has enabled update flexible columns feature already."));
   CHECK_THROWS_WITH(f.e.execute_sql("d", "CREATE TABLE hb (k INT, __DORIS_SKIP_BITMAP_COL__ BIGINT,) UNIQUE KEY(k)"),
                     Catch::Contains("Disable to create table column with name start with __DORIS_: __DORIS_SKIP_BITMAP_COL__"));
 }
