@@ -655,12 +655,17 @@ TEST_CASE("partial update: sequence column reused when not given, delete sign de
   f.load("s", "{\"id\":2,\"v\":\"zombie\",\"w\":\"z\",\"ver\":4}\n", {{"format", "json"}});
   CHECK(f.rows("s").size() == 1);
 
-  // Hidden sequence column: the header mapping gives it, its absence reuses the stored one.
+  // Hidden sequence column: the header mapping gives it; an older one loses, equal replaces.
   f.e.execute_sql("d", "CREATE TABLE hs (id INT, v STRING, w STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "
                        "PROPERTIES (\"function_column.sequence_type\" = \"BIGINT\")");
   f.load("hs", "{\"id\":1,\"v\":\"a\",\"w\":\"x\",\"lsn\":10}\n",
          {{"format", "json"}, {"columns", "id,v,w,lsn"}, {"function_column.sequence_col", "lsn"}});
-  f.load("hs", "{\"id\":1,\"w\":\"y\"}\n", partial_headers("id,w"));
+  // A fixed partial update must name the hidden sequence too (test_partial_update_seq_type).
+  CHECK(S(f.load("hs", "{\"id\":1,\"w\":\"y\"}\n", partial_headers("id,w")), "Message") ==
+        "[ANALYSIS_ERROR]" + kFe + "Table hs has sequence column, need to specify the sequence column");
+  auto hw = partial_headers("id,w,lsn");
+  hw["function_column.sequence_col"] = "lsn";
+  f.load("hs", "{\"id\":1,\"w\":\"y\",\"lsn\":10}\n", hw);
   CHECK(f.rows("hs")[0] == R"({"id":1,"v":"a","w":"y"})");
   auto h = partial_headers("id,v,lsn");
   h["function_column.sequence_col"] = "lsn";

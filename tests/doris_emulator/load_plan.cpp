@@ -203,8 +203,10 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
   }
   if (hidden_seq_) {
     std::string seq_src = header(h, "function_column.sequence_col");
-    // A partial update may leave the sequence out: the stored value is kept.
-    if (seq_src.empty() && seq_src_ < 0 && partial_ == Partial::None)
+    // A hidden sequence column must be given by plain and fixed partial loads
+    // alike (suite test_partial_update_seq_type: "need to specify the sequence
+    // column"); flexible rows carry __DORIS_SEQUENCE_COL__ or reuse the stored one.
+    if (seq_src.empty() && seq_src_ < 0 && partial_ != Partial::Flexible)
       return "[ANALYSIS_ERROR]" + kFe + "Table " + table_ + " has sequence column, need to specify the sequence column";
     if (!seq_src.empty()) {
       seq_src_ = src_index(seq_src);
