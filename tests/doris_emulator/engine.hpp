@@ -196,6 +196,11 @@ class Engine {
 
   const Config& config() const { return cfg_; }
   void set_be_addrs(std::vector<std::string> a) { cfg_.be_addrs = std::move(a); }
+  // The GLOBAL time_zone variable (SET GLOBAL time_zone = ...): a stream load
+  // without a `timezone` header converts in it (the FE plans the load with
+  // the session zone, which starts as the global one).
+  const std::string& global_time_zone() const { return global_tz_; }
+  void set_global_time_zone(std::string tz) { global_tz_ = std::move(tz); }
 
   // Replays the write-ahead log in data_dir (no-op without one).
   void recover();
@@ -281,6 +286,7 @@ class Engine {
   Reply two_pc_error(const std::string& status, const std::string& msg) const;
 
   Config cfg_;
+  std::string global_tz_ = "Asia/Shanghai";  // fe TimeUtils.DEFAULT_TIME_ZONE
   std::map<std::string, std::unique_ptr<Database>> dbs_;
   std::map<int64_t, Txn> txns_;
   // Ids of txns that may still be running (PREPARE/PRECOMMITTED/COMMITTED).

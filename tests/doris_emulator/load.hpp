@@ -61,6 +61,7 @@ class LoadImpl : public Load {
   // readable_end: how far past the line the caller's buffer may be read;
   // lines with SIMDJSON_PADDING bytes behind them are parsed in place.
   void process_line(std::string_view line, const char* readable_end = nullptr);
+  void consume_enclosed(const char* data, size_t n);
   void process_whole_json();
   void filter(std::string_view reason, std::string_view src);
   void parse_json_text(std::string_view text, const char* readable_end = nullptr);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace cdc2doris::emu {
 using namespace detail;
@@ -39,6 +40,7 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
     return "[INVALID_ARGUMENT]Invalid strict mode format. Must be bool type";
   strict_ = strict == "true";
   std::string tz = has_header(h, "timezone") ? header(h, "timezone") : header(h, "time_zone");
+  if (tz.empty() && e_.global_time_zone() != zone_.name) tz = e_.global_time_zone();
   if (!tz.empty()) {
     auto z = find_zone(tz);
     if (!z) return "[ANALYSIS_ERROR]" + kFe + "Unknown or incorrect time zone: '" + tz + "'";
@@ -49,6 +51,17 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
       max_filter_ratio_ = std::stod(header(h, "max_filter_ratio"));
     } catch (const std::exception&) {
       return "[INVALID_ARGUMENT]Invalid max_filter_ratio: " + header(h, "max_filter_ratio");
+    }
+  }
+  // BE StreamLoadAction::_process_put parses it with std::stoi; the texts
+  // carry the exception's what() ("stoi").
+  if (has_header(h, "send_batch_parallelism")) {
+    try {
+      (void)std::stoi(header(h, "send_batch_parallelism"));
+    } catch (const std::invalid_argument& e) {
+      return std::string("[INVALID_ARGUMENT]send_batch_parallelism must be an integer, ") + e.what();
+    } catch (const std::out_of_range& e) {
+      return std::string("[INVALID_ARGUMENT]send_batch_parallelism out of range, ") + e.what();
     }
   }
   std::string mt = header(h, "merge_type");

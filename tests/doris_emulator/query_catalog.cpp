@@ -7,6 +7,8 @@
 #include <absl/time/time.h>
 #include <boost/json.hpp>
 
+#include <charconv>
+
 namespace cdc2doris::emu::query {
 namespace {
 
@@ -31,6 +33,15 @@ std::string display_array(const boost::json::value& v, const ColType& elem) {
   }
   if (v.is_string() && (elem.kind == Kind::Decimal || elem.kind == Kind::LargeInt)) return std::string(v.as_string());
   if (v.is_bool()) return v.as_bool() ? "1" : "0";
+  if (v.is_double()) {
+    // Shortest round-trip text of the element's own width, as Doris prints
+    // FLOAT/DOUBLE array elements ([0.33, 0.67]), not JSON's exponent form.
+    char buf[64];
+    double d = v.as_double();
+    auto r = elem.kind == Kind::Float ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(d))
+                                      : std::to_chars(buf, buf + sizeof buf, d);
+    return std::string(buf, r.ptr);
+  }
   return boost::json::serialize(v);
 }
 

@@ -1,5 +1,6 @@
 #include "tests/doris_emulator/query_exec.hpp"
 
+#include "tests/doris_emulator/datetime.hpp"
 #include "tests/doris_emulator/query_rel.hpp"
 #include "tests/doris_emulator/sql_lex.hpp"
 
@@ -442,7 +443,8 @@ QueryResult QuerySession::run_inner(const std::string& sql) {
   if (ps.accept("SET")) {
     // SET [SESSION|GLOBAL|LOCAL] x = v, @@session.x = v, NAMES ..., CHARACTER SET ...
     do {
-      if (!ps.accept("SESSION") && !ps.accept("GLOBAL")) ps.accept("LOCAL");
+      bool global = ps.accept("GLOBAL");
+      if (!global && !ps.accept("SESSION")) ps.accept("LOCAL");
       if (ps.accept("NAMES") || (ps.kw("CHARACTER") && ps.kw("SET", 1))) {
         if (ps.accept("CHARACTER")) ps.expect("SET");
         while (!ps.at_end() && !ps.punct(',')) ++ps.p;
@@ -450,13 +452,35 @@ QueryResult QuerySession::run_inner(const std::string& sql) {
       }
       while (ps.accept_p('@')) {}
       std::string name = ps.ident();
-      if (ps.accept_p('.')) name = ps.ident();
+      if (ps.accept_p('.')) {
+        global = global || iequal(name, "global");
+        name = ps.ident();
+      }
       if (ps.accept_p(':')) {}
       ps.expect_p('=');
       std::string value;
       while (!ps.at_end() && !ps.punct(',')) value += ps.peek().s, ++ps.p;
+      if (iequal(name, "time_zone")) {
+        // fe TimeUtils.checkTimeZoneValidAndStandardize refuses unknown zones.
+        if (!find_zone(value)) fail("Unknown or incorrect time zone: '" + value + "'");
+        if (global) e_.set_global_time_zone(value);
+      }
       vars_[lower(name)] = value;
     } while (ps.accept_p(','));
+    return QueryResult::ok();
+  }
+  // UNSET [GLOBAL|SESSION] VARIABLE x | ALL: back to the default value.
+  if (ps.accept("UNSET")) {
+    bool global = ps.accept("GLOBAL");
+    if (!global) ps.accept("SESSION");
+    ps.expect("VARIABLE");
+    std::string name = lower(ps.ident());
+    if (name == "time_zone" || name == "all") {
+      if (global) e_.set_global_time_zone("Asia/Shanghai");
+      vars_.erase("time_zone");
+    }
+    if (name == "all") vars_.clear();
+    else vars_.erase(name);
     return QueryResult::ok();
   }
   if (ps.accept("USE")) return use(ps.ident());
@@ -618,7 +642,8 @@ QueryResult QuerySession::run_inner(const std::string& sql) {
       it.star = true;
     } else if (ps.kw("COUNT") && ps.punct('(', 1)) {
       ps.p += 2;
-      if (!ps.accept_p('*') && !(ps.peek().t == Tok::Num && ps.peek().s == "1" && (++ps.p, true)))
+      // count(*), count(1) and count() (Doris accepts the empty form as count(*)).
+      if (!ps.punct(')') && !ps.accept_p('*') && !(ps.peek().t == Tok::Num && ps.peek().s == "1" && (++ps.p, true)))
         unsupported("COUNT of an expression");
       ps.expect_p(')');
       it.count = true;

@@ -491,6 +491,20 @@ struct Server::Impl {
       bool streaming = lower(h["x-doris-stream"]) != "false";
       return make(http::status::ok, eng.query(sg[3], std::string(stmt->as_string()), streaming), json);
     }
+    // fe LoadAction GET /api/{db}/get_load_state?label=: the label's
+    // TransactionStatus name (GlobalTransactionMgr.getLabelState), UNKNOWN
+    // when the label is not (or no longer) known.
+    if (sg.size() == 3 && sg[2] == "get_load_state" && method == http::verb::get) {
+      if (!unauthorized.empty()) return make(http::status::ok, unauthorized, json);
+      const std::string label = t.params["label"];
+      if (label.empty()) return make(http::status::ok, fe_body("Bad Request", 400, "No label selected"), json);
+      Database* d = eng.find_db(sg[1]);
+      if (!d) return make(http::status::ok, fe_body("Not Found", 404, boost::json::string("unknown database, database=" + sg[1])), json);
+      std::string state = "UNKNOWN";
+      if (auto it = d->labels.find(label); it != d->labels.end() && !it->second.empty())
+        if (Txn* txn = eng.find_txn(it->second.back())) state = to_string(txn->state);
+      return make(http::status::ok, fe_body("success", 0, boost::json::string(state)), json);
+    }
     bool is_load = sg.size() == 4 && sg[3] == "_stream_load";
     bool is_2pc = (sg.size() == 3 || sg.size() == 4) && sg.back() == "_stream_load_2pc";
     if (!(is_load || is_2pc) || method != http::verb::put)

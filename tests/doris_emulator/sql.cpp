@@ -291,7 +291,8 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
         c.id = t->next_col_id++;
         t->cols.push_back(std::move(c));
       }
-      // Doris' parser takes a comma before the closing ')' (suites write `v5 BIGINT NULL,\n)`).
+      // Doris' grammar (nereids DorisParser.g4 columnDefs/indexDefs) accepts a
+      // trailing comma before the closing parenthesis.
       if (ps.accept_p(',') && !ps.punct(')')) continue;
       ps.expect_p(')');
       break;

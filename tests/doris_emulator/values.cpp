@@ -371,6 +371,63 @@ void append_json_string(std::string* out, std::string_view s) {
   out->push_back('"');
 }
 
+namespace {
+
+// Array text that is not JSON ("[1,\\N,1.3]", "['a', 'b']"), as Doris'
+// DataTypeArraySerDe::deserialize_one_cell_from_json reads a CSV cell
+// (be/src/vec/data_types/serde/data_type_array_serde.cpp): elements split at
+// top-level commas outside quotes, trimmed, `null` / `\N` are NULL, one level
+// of ' or " quotes stripped; an element that does not convert becomes NULL.
+bool convert_text_array(const ColType& t, std::string_view raw, std::string* out, std::string* key,
+                        std::string* why, const LoadZone* zone) {
+  std::string_view inner = trim(raw.substr(1, raw.size() - 2));
+  std::vector<std::string_view> elems;
+  if (!inner.empty()) {
+    int depth = 0;
+    char quote = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < inner.size(); ++i) {
+      char c = inner[i];
+      if (quote) {
+        if (c == '\\') ++i;
+        else if (c == quote) quote = 0;
+      } else if (c == '"' || c == '\'') quote = c;
+      else if (c == '[' || c == '{') ++depth;
+      else if (c == ']' || c == '}') --depth;
+      else if (c == ',' && depth == 0) {
+        elems.push_back(trim(inner.substr(start, i - start)));
+        start = i + 1;
+      }
+    }
+    if (quote || depth != 0) { *why = "invalid array text"; return false; }
+    elems.push_back(trim(inner.substr(start)));
+  }
+  size_t mark = out->size();
+  out->push_back('[');
+  std::string ewhy;
+  for (size_t i = 0; i < elems.size(); ++i) {
+    if (i) out->push_back(',');
+    std::string_view e = elems[i];
+    InValue ev;
+    if (e == "null" || e == "\\N") ev.tag = InValue::Null;
+    else {
+      ev.tag = InValue::Str;
+      if (e.size() >= 2 && (e.front() == '"' || e.front() == '\'') && e.back() == e.front()) e = e.substr(1, e.size() - 2);
+      ev.text = e;
+    }
+    size_t emark = out->size();
+    if (ev.tag == InValue::Null || !convert(*t.elem, ev, out, nullptr, &ewhy, zone)) {
+      out->resize(emark);
+      out->append("null");
+    }
+  }
+  out->push_back(']');
+  if (key) put_str(key, std::string_view(*out).substr(mark));
+  return true;
+}
+
+}  // namespace
+
 bool convert(const ColType& t, const InValue& in, std::string* out, std::string* key, std::string* why,
              const LoadZone* zone) {
   std::string_view text;
@@ -555,6 +612,7 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
       if (raw.empty() || raw.front() != '[') { *why = "not a JSON array"; return false; }
       boost::system::error_code ec;
       auto v = boost::json::parse(raw, ec);
+      if (ec && raw.back() == ']') return convert_text_array(t, raw, out, key, why, zone);
       if (ec || !v.is_array()) { *why = "invalid JSON array"; return false; }
       const auto& arr = v.as_array();
       auto toks = array_elements(raw);

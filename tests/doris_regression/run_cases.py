@@ -112,7 +112,7 @@ def http_request(hostport, method, path, headers, body=None, chunked=False, time
             lines.append("%s: %s" % (k, v))
         if "transfer-encoding" in given:
             chunked = given["transfer-encoding"].strip().lower() == "chunked"
-        elif body is not None and "content-length" not in given:
+        elif body is not None and "content-length" not in given and chunked != "none":
             lines.append("Transfer-Encoding: chunked" if chunked else "Content-Length: %d" % len(body))
         else:
             chunked = False
@@ -126,17 +126,19 @@ def http_request(hostport, method, path, headers, body=None, chunked=False, time
                     status, hdrs, rest = _read_response(sock, deadline)
                     if status != 100:
                         return status, hdrs, rest
-            if chunked:
-                step = 64 * 1024
-                for i in range(0, len(body), step):
-                    part = body[i:i + step]
-                    sock.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
-                sock.sendall(b"0\r\n\r\n")
-            else:
-                try:
+            # A server that answers before the body (header-phase error) may
+            # close while we send: read its answer anyway, as curl does.
+            try:
+                if chunked and chunked != "none":
+                    step = 64 * 1024
+                    for i in range(0, len(body), step):
+                        part = body[i:i + step]
+                        sock.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
+                    sock.sendall(b"0\r\n\r\n")
+                else:
                     sock.sendall(body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+            except (BrokenPipeError, ConnectionResetError):
+                pass
         return _read_response(sock, deadline)
     finally:
         sock.close()
@@ -286,6 +288,7 @@ class Runner:
     def __init__(self, addrs, case_dir):
         self.fe = addrs["fe"]
         self.query = addrs["query"]
+        self.bes = addrs["bes"]
         self.dir = case_dir
         with open(os.path.join(case_dir, "case.yaml"), encoding="utf-8") as f:
             self.case = yaml.safe_load(f)
@@ -331,6 +334,8 @@ class Runner:
             return self.stream_load(s["stream_load"])
         if "stream_load_2pc" in s:
             return self.stream_load_2pc(s["stream_load_2pc"])
+        if "http_get" in s:
+            return self.http_get(s["http_get"])
         if "sleep" in s:
             time.sleep(float(s["sleep"]))
             return None
@@ -404,26 +409,38 @@ class Runner:
 
     def stream_load(self, sl):
         table = sl.get("table")
-        # The framework puts a random label first, then the suite's `set`s.
-        headers = {"label": str(uuid.uuid4())}
+        # The framework puts a random label first, then the suite's `set`s;
+        # `curl: true` is a suite's own `curl --location-trusted -H ... -T file`
+        # (no label, no Expect for a small body).
+        curl = bool(sl.get("curl"))
+        headers = {} if curl else {"label": str(uuid.uuid4())}
         for k, v in (sl.get("headers") or {}).items():
             headers[str(k)] = "" if v is None else str(v)
         for k in sl.get("unset") or []:
             headers.pop(k, None)
         headers["Authorization"] = self.auth()
-        headers["Expect"] = "100-Continue"
+        if not curl:
+            headers["Expect"] = "100-Continue"
+        elif sl.get("chunked"):
+            headers["Expect"] = "100-continue"  # curl asks for it on a chunked upload
+        for k, v in (sl.get("raw_headers") or {}).items():
+            headers[str(k)] = str(v)  # e.g. curl's -H Content-Length:0 -H Transfer-Encoding:chunked
         body = self.body_of(sl)
         db = sl.get("db", self.db)
         path = "/api/%s/%s/_stream_load" % (db, table)
-        status, hdrs, text = http_request(self.fe, "PUT", path, headers)
-        if status != 307:
-            raise CaseFailure("FE answered %d, not 307: %s" % (status, text.decode("utf-8", "replace")))
-        loc = urlsplit(hdrs["location"])
-        target = "%s:%d" % (loc.hostname, loc.port)
-        be_path = loc.path + ("?" + loc.query if loc.query else "")
-        # FileEntity / StringEntity: Content-Length; InputStreamEntity: chunked.
-        status, hdrs, text = http_request(target, "PUT", be_path, headers, body,
-                                          chunked=bool(sl.get("chunked")))
+        if sl.get("direct_to_be"):  # the suite's curl to a BE's own http port
+            target, be_path = self.bes[0], path
+        else:
+            status, hdrs, text = http_request(self.fe, "PUT", path, headers)
+            if status != 307:
+                raise CaseFailure("FE answered %d, not 307: %s" % (status, text.decode("utf-8", "replace")))
+            loc = urlsplit(hdrs["location"])
+            target = "%s:%d" % (loc.hostname, loc.port)
+            be_path = loc.path + ("?" + loc.query if loc.query else "")
+        # FileEntity / StringEntity: Content-Length; InputStreamEntity: chunked;
+        # framing none: curl with -H Content-Length: -H Transfer-Encoding: (both removed).
+        framing = "none" if sl.get("framing") == "none" else bool(sl.get("chunked"))
+        status, hdrs, text = http_request(target, "PUT", be_path, headers, body, chunked=framing)
         reply_text = text.decode("utf-8", "replace")
         if status != 200:
             raise CaseFailure("BE answered %d: %s" % (status, reply_text))
@@ -493,6 +510,18 @@ class Runner:
         except ValueError:
             raise CaseFailure("2PC reply (HTTP %d) is not JSON: %r" % (status, reply_text))
         self.check_reply(sp, reply, reply_text)
+
+    def http_get(self, hg):
+        """A suite's `curl --location-trusted -u user: http://fe/<path>` GET; `{db}`
+        in the path is the case's database."""
+        path = hg["path"].replace("{db}", self.db)
+        status, hdrs, text = http_request(self.fe, "GET", path, {"Authorization": self.auth()})
+        reply_text = text.decode("utf-8", "replace")
+        try:
+            reply = json.loads(reply_text)
+        except ValueError:
+            raise CaseFailure("GET %s (HTTP %d) is not JSON: %r" % (path, status, reply_text))
+        self.check_reply(hg, reply, reply_text)
 
 
 def start_emulator(binary, workdir):
