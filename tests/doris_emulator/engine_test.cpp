@@ -394,7 +394,7 @@ TEST_CASE("duplicate model, data quality, formats, gzip", "[emulator][model]") {
   CHECK(f.rows("dup").size() == 2);  // duplicates kept, in insertion order
   auto bad = f.load("dup", "2\ttoolong\t1\n3\tok\t1\n");
   CHECK(S(bad, "Message") == "[DATA_QUALITY_ERROR]too many filtered rows");
-  CHECK(I(bad, "NumberLoadedRows") == 1);  // the counts stay in a data-quality failure's reply
+  CHECK(I(bad, "NumberLoadedRows") == 0);
   CHECK(I(bad, "NumberFilteredRows") == 1);
   CHECK(S(bad, "ErrorURL").find("/api/_load_error_log?file=__shard_") != std::string::npos);
   std::string file = S(bad, "ErrorURL").substr(S(bad, "ErrorURL").find("file=") + 5);

@@ -36,10 +36,10 @@ Reply LoadImpl::finish() {
   reply_.receive_ms = read_done - start_ms_;
   if (!errlog_.empty()) reply_.error_url = e_.add_error_log(errlog_, be_);
   Txn* t = e_.find_txn(txn_id_);
-  auto fail = [&](const std::string& msg, const std::string& status = "Fail", bool keep_counts = false) {
+  auto fail = [&](const std::string& msg, const std::string& status = "Fail") {
     reply_.status = status;
     reply_.message = msg;
-    if (!keep_counts) reply_.loaded = 0;
+    reply_.loaded = 0;
     if (t && t->state == TxnState::Prepare) e_.abort_txn(*t, msg);
     ++st.loads_failed;
     reply_.load_ms = now_ms() - start_ms_;
@@ -58,16 +58,16 @@ Reply LoadImpl::finish() {
                 std::to_string(table_id_ * 10 + 1) +
                 ". Please reduce the frequency of loading data or adjust the max_tablet_version_num or "
                 "time_series_max_tablet_version_num in be.conf to a larger value.");
-  // Too many filtered rows: the counts stay in the reply (Doris reports them,
-  // suites test_partial_update_strict_mode / ..._filter_missing_key). Rows the
-  // reader filtered fail with DATA_QUALITY_ERROR; when only the new keys a
-  // strict partial update drops at write time exceed the ratio, the writer's
-  // INTERNAL_ERROR is what the client sees.
+  // Too many filtered rows. Rows the reader filtered fail with
+  // DATA_QUALITY_ERROR; when only the new keys a strict partial update drops
+  // at write time exceed the ratio, the writer's INTERNAL_ERROR is what the
+  // client sees (suite test_partial_update_strict_mode). NumberLoadedRows is 0
+  // either way (stream_load_executor.cpp resets it on a failed fragment).
   auto too_many = [&](int64_t f) {
     return f > 0 && static_cast<double>(f) / static_cast<double>(filtered_ + loaded_) > max_filter_ratio_ + 1e-12;
   };
-  if (too_many(filtered_ - writer_filtered_)) return fail("[DATA_QUALITY_ERROR]too many filtered rows", "Fail", true);
-  if (too_many(filtered_)) return fail("[INTERNAL_ERROR]too many filtered rows", "Fail", true);
+  if (too_many(filtered_ - writer_filtered_)) return fail("[DATA_QUALITY_ERROR]too many filtered rows");
+  if (too_many(filtered_)) return fail("[INTERNAL_ERROR]too many filtered rows");
   Table* tb = nullptr;
   if (auto* d = e_.find_db(db_))
     for (auto& [n, tab] : d->tables)
