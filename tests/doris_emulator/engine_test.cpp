@@ -706,6 +706,9 @@ TEST_CASE("partial update: Doris' rules from its regression suites (flexible del
   f.load("dn", "{\"k\":1,\"a\":1,\"b\":1,\"c\":\"x\"}\n", {{"format", "json"}});
   CHECK(S(f.load("dn", "{\"k\":1,\"__DORIS_DELETE_SIGN__\":1}\n{\"k\":1,\"a\":5}\n", flex), "Status") == "Success");
   CHECK(f.rows("dn") == std::vector<std::string>{R"({"k":1,"a":5,"b":0,"c":""})"});
+  // So does a new key of a flexible load (only fixed partial updates check the left-out columns).
+  CHECK(I(f.load("dn", "{\"k\":2,\"a\":6}\n", flex), "NumberLoadedRows") == 1);
+  CHECK(f.rows("dn")[1] == R"({"k":2,"a":6,"b":0,"c":""})");
   // A new key without the sequence map column takes its DEFAULT as sequence value: 20 < 31 loses.
   f.e.execute_sql("d", "CREATE TABLE sq (k INT, v INT NULL, s BIGINT NULL DEFAULT \"31\")" + props +
                            ", \"function_column.sequence_col\" = \"s\")");
