@@ -210,6 +210,7 @@ std::string column_definition(const ResultColumn& c) {
     case Type::DateTime: len = 26; break;
     default: len = 65533 * 3;
   }
+  if (c.length) len = c.length;
   put_u32(&o, len);
   o.push_back(static_cast<char>(c.type));
   put_u16(&o, 0);  // flags

@@ -37,6 +37,7 @@ struct ResultColumn {
   std::string name;
   Type type = Type::VarString;
   std::string table, schema;  // optional origin
+  uint32_t length = 0;         // display length; 0: the type's default
 };
 
 struct HandshakeResponse {

@@ -231,7 +231,10 @@ void filter_rows(Relation* r, const std::vector<Pred>& preds) {
 QueryResult to_result(const Relation& r) {
   QueryResult q;
   q.has_rows = true;
-  for (auto& c : r.cols) q.cols.push_back({c.name, query::mysql_type(c.type), r.table, r.schema});
+  // BOOLEAN is a TINY of display length 1, as Doris describes it, so JDBC
+  // (tinyInt1isBit) reads true/false as in Doris' regression .out files.
+  for (auto& c : r.cols)
+    q.cols.push_back({c.name, query::mysql_type(c.type), r.table, r.schema, c.type.kind == Kind::Boolean ? 1u : 0u});
   q.rows = r.rows;
   return q;
 }

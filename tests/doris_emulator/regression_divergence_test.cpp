@@ -162,3 +162,17 @@ TEST_CASE("regression: SET GLOBAL time_zone is the zone of loads without a timez
   CHECK(rows.find(R"({"k":1,"ts":"2024-04-10 22:00:13","d":"2024-04-11"})") != std::string::npos);
   CHECK(rows.find(R"({"k":2,"ts":"2024-04-11 06:00:13","d":"2024-04-11"})") != std::string::npos);
 }
+
+TEST_CASE("regression: BOOLEAN is described as TINYINT(1), TINYINT as TINYINT(4)", "[emulator][regression]") {
+  // Doris' .out files show BOOLEAN as true/false (JDBC tinyInt1isBit) and TINYINT(1) columns as numbers.
+  RegFix f;
+  f.e.execute_sql("d", "CREATE TABLE t (k INT, b BOOLEAN, t TINYINT(1)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1");
+  QuerySession s(f.e, "root", "127.0.0.1", 1);
+  REQUIRE_FALSE(s.run("USE d").error);
+  auto q = s.run("SELECT b, t FROM t");
+  REQUIRE(q.cols.size() == 2);
+  CHECK(q.cols[0].type == mysql::Type::Tiny);
+  CHECK(q.cols[0].length == 1);
+  CHECK(q.cols[1].type == mysql::Type::Tiny);
+  CHECK(q.cols[1].length == 0);  // the type's default, 4
+}
