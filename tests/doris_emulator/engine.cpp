@@ -200,15 +200,25 @@ void Engine::apply_visible(Txn& t) {
           const StoredRow* old = it != tb->unique_rows.end() ? &it->second : nullptr;
           const bool live = old && !old->deleted;
           if (r.seq_missing) r.seq = old ? old->seq : std::string();
-          if (!r.del) r.line = merge_partial_line(*tb, live ? &old->line : nullptr, r.line);
+          // A key deleted earlier keeps its sequence value: a row without one
+          // takes the deleted row's (the mapped column too), every other left-out
+          // column its default (suite test_f_seq_read_from_old).
+          if (old && !live && r.seq_missing && tb->seq_col >= 0 && !r.del)
+            r.line = with_column_of(*tb, tb->seq_col, old->line, r.line);
+          // Delete rows too carry the stored values (Doris writes the old row
+          // with the delete sign), so a later row can read the sequence from it.
+          r.line = merge_partial_line(*tb, live ? &old->line : nullptr, r.line);
+          // A new key without a sequence value takes the mapped column's
+          // DEFAULT (or NULL) as its sequence, as the row itself does
+          // (partial_update_info.cpp fills the sequence like any missing column).
+          if (r.seq_missing && !old) r.seq = seq_of_line(*tb, r.line);
         }
         if (has_seq) {
           if (it != tb->unique_rows.end() && it->second.seq > r.seq) continue;
           if (it == tb->unique_rows.end()) it = tb->unique_rows.emplace(std::move(r.key), StoredRow{}).first;
           it->second.seq = std::move(r.seq);
           it->second.deleted = r.del;
-          if (r.del) it->second.line.clear();
-          else it->second.line = std::move(r.line);
+          it->second.line = std::move(r.line);  // a tombstone keeps its values (see above)
         } else if (r.del) {
           if (it != tb->unique_rows.end()) tb->unique_rows.erase(it);
         } else if (it != tb->unique_rows.end()) {

@@ -271,6 +271,10 @@ class Engine {
   // Full row line for a partial-update row: its columns over the stored row's
   // (nullptr: a new key, so defaults/NULL for the columns it does not set).
   static std::string merge_partial_line(const Table& t, const std::string* stored, const std::string& partial);
+  // Sequence key of a full row line (the mapped column's value; NULL for a hidden sequence column).
+  static std::string seq_of_line(const Table& t, const std::string& line);
+  // `line` (a partial row line without column `col`) with that column's token from `from`.
+  static std::string with_column_of(const Table& t, int col, const std::string& from, const std::string& line);
 
  private:
   friend class LoadImpl;

@@ -34,6 +34,8 @@ class LoadImpl : public Load {
     hidden_seq_ = tb.hidden_seq;
     for (const auto& [k, v] : tb.props)
       if (k == "enable_unique_key_skip_bitmap_column") skip_bitmap_ = detail::lower(v) == "true";
+      else if (k == "enable_unique_key_merge_on_write") mow_ = detail::lower(v) != "false";
+      else if (k == "light_schema_change") light_sc_ = detail::lower(v) != "false";
     count_only_ = e.config().count_only;
     be_ = txn.be;
     start_ms_ = now_ms();
@@ -80,6 +82,9 @@ class LoadImpl : public Load {
   uint64_t schema_version_ = 0;
   bool unique_ = false;
   bool skip_bitmap_ = false;  // "enable_unique_key_skip_bitmap_column" = "true"
+  // FE PropertyAnalyzer: merge-on-write and light schema change default to true
+  // for new tables (Doris 2.1+); only an explicit "false" turns them off.
+  bool mow_ = true, light_sc_ = true;
   int seq_col_ = -1;
   std::optional<ColType> hidden_seq_;
   bool count_only_ = false;
@@ -121,6 +126,7 @@ class LoadImpl : public Load {
   simdjson::ondemand::parser parser_;
   std::vector<StagedRow> rows_;
   int64_t loaded_ = 0, filtered_ = 0;
+  int64_t writer_filtered_ = 0;  // of filtered_: new keys a strict partial update drops at write time
   std::string errlog_;
   int64_t errlog_lines_ = 0;
   bool failed_ = false;

@@ -71,12 +71,6 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
   else if (mtu == "delete") merge_ = Merge::Delete;
   else if (mtu == "merge") merge_ = Merge::MergeOn;
   else return "[INVALID_ARGUMENT]Invalid merge type " + mt;
-  if (merge_ == Merge::MergeOn && !has_delete)
-    return "[ANALYSIS_ERROR]" + kFe + "Excepted DELETE ON clause when merge type is MERGE.";
-  if (merge_ != Merge::MergeOn && has_delete)
-    return "[ANALYSIS_ERROR]" + kFe + "Not support DELETE ON clause when merge type is not MERGE.";
-  if (merge_ != Merge::Append && !unique_)
-    return "[ANALYSIS_ERROR]" + kFe + "load by MERGE or DELETE is only supported in unique tables.";
   // Partial updates: the BE's checks (stream_load.cpp), in its order.
   std::string ukum = header(h, "unique_key_update_mode");
   if (!ukum.empty()) {
@@ -87,7 +81,7 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
       if (lower(header(h, "fuzzy_parse")) == "true")
         return "[INVALID_ARGUMENT]Don't support flexible partial update when 'fuzzy_parse' is enabled";
       for (const char* forbidden : {"columns", "jsonpaths", "hidden_columns", "function_column.sequence_col",
-                                    "merge_type", "where"})
+                                    "merge_type", "where", "delete"})
         if (!header(h, forbidden).empty())
           return std::string("[INVALID_ARGUMENT]Don't support flexible partial update when '") + forbidden +
                  "' is specified";
@@ -107,16 +101,27 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
       return "[INVALID_ARGUMENT]Invalid partial_update_new_key_behavior " + nk + ", must be one of {'APPEND', 'ERROR'}";
     new_key_error_ = nk == "ERROR";
   }
+  // The FE's checks come after the BE's header checks above.
+  if (merge_ == Merge::MergeOn && !has_delete)
+    return "[ANALYSIS_ERROR]" + kFe + "Excepted DELETE ON clause when merge type is MERGE.";
+  if (merge_ != Merge::MergeOn && has_delete)
+    return "[ANALYSIS_ERROR]" + kFe + "Not support DELETE ON clause when merge type is not MERGE.";
+  if (merge_ != Merge::Append && !unique_)
+    return "[ANALYSIS_ERROR]" + kFe + "load by MERGE or DELETE is only supported in unique tables.";
   // FE planner: only merge-on-write UNIQUE tables (every UNIQUE table here);
   // fixed columns without a `columns` list is a plain upsert.
-  if (partial_ != Partial::None && !unique_)
+  if (partial_ != Partial::None && (!unique_ || !mow_))
     return "[ANALYSIS_ERROR]" + kFe + "Only unique key merge on write support partial update";
-  // FE OlapTable.validateForFlexiblePartialUpdate (Doris 3.1): the table needs
-  // the hidden skip-bitmap column.
+  // FE NereidsStreamLoadPlanner.plan, in its order: the table needs the hidden
+  // skip-bitmap column (not added by default: Config.enable_skip_bitmap_column_by_default
+  // is false), then light schema change.
   if (partial_ == Partial::Flexible && !skip_bitmap_)
     return "[ANALYSIS_ERROR]" + kFe + "Flexible partial update can only support table with skip bitmap hidden column. "
            "But table " + table_ + " doesn't have it. You can use `ALTER TABLE " + table_ +
            " ENABLE FEATURE \"UPDATE_FLEXIBLE_COLUMNS\";` to add it to the table.";
+  if (partial_ == Partial::Flexible && !light_sc_)
+    return "[ANALYSIS_ERROR]" + kFe + "Flexible partial update can only support table with light_schema_change enabled. "
+           "But table " + table_ + "'s property light_schema_change is false";
   if (partial_ == Partial::Fixed && trim(header(h, "columns")).empty()) partial_ = Partial::None;
   for (const char* unsupported : {"where", "jsonpaths", "json_root"})
     if (has_header(h, unsupported))
@@ -211,8 +216,10 @@ std::string LoadImpl::plan(const std::map<std::string, std::string>& h) {
   }
   if (hidden_seq_) {
     std::string seq_src = header(h, "function_column.sequence_col");
-    // A partial update may leave the sequence out: the stored value is kept.
-    if (seq_src.empty() && seq_src_ < 0 && partial_ == Partial::None)
+    // A hidden sequence column must be given by plain and fixed partial loads
+    // alike (suite test_partial_update_seq_type: "need to specify the sequence
+    // column"); flexible rows carry __DORIS_SEQUENCE_COL__ or reuse the stored one.
+    if (seq_src.empty() && seq_src_ < 0 && partial_ != Partial::Flexible)
       return "[ANALYSIS_ERROR]" + kFe + "Table " + table_ + " has sequence column, need to specify the sequence column";
     if (!seq_src.empty()) {
       seq_src_ = src_index(seq_src);

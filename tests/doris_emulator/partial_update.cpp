@@ -37,6 +37,25 @@ std::vector<std::pair<std::string_view, std::string_view>> split_row_line(std::s
   return out;
 }
 
+// What a column the row leaves out gets when there is no stored row to take it
+// from: its DEFAULT, else NULL, else - a NOT NULL column without default, which
+// only happens for a key deleted earlier in the same flexible load - the type's
+// own default value (be/src/olap/partial_update_info.cpp: the missing columns'
+// default_values are empty for such a column and the column inserts its
+// type default, e.g. 0 or "").
+static std::string missing_token(const Column& col) {
+  if (col.def) return *col.def;
+  if (col.nullable) return "null";
+  std::string out, why;
+  const bool text = col.type.kind == Kind::Char || col.type.kind == Kind::Varchar || col.type.kind == Kind::String;
+  const char* zero = text ? "" : col.type.kind == Kind::Date ? "0000-01-01"
+                     : col.type.kind == Kind::DateTime ? "0000-01-01 00:00:00"
+                     : col.type.kind == Kind::Json ? "null" : col.type.kind == Kind::Array ? "[]" : "0";
+  InValue v{InValue::Str, zero, false};
+  if (!convert(col.type, v, &out, nullptr, &why)) return "null";
+  return out;
+}
+
 std::string Engine::merge_partial_line(const Table& tb, const std::string* stored, const std::string& partial) {
   auto given = split_row_line(partial);
   std::vector<std::pair<std::string_view, std::string_view>> old;
@@ -56,9 +75,48 @@ std::string Engine::merge_partial_line(const Table& tb, const std::string* store
     };
     if (auto* v = find(given)) out += *v;
     else if (auto* o = find(old)) out += *o;
-    else out += col.def ? *col.def : "null";
+    else out += missing_token(col);
   }
   return out + "}";
+}
+
+std::string Engine::with_column_of(const Table& tb, int col, const std::string& from, const std::string& line) {
+  std::string q;
+  append_json_string(&q, tb.cols[static_cast<size_t>(col)].name);
+  for (auto& [n, tok] : split_row_line(from)) {
+    if (n != q) continue;
+    std::string out = line.substr(0, line.size() - 1);  // without '}'
+    if (out.size() > 1) out += ',';
+    out += q;
+    out += ':';
+    out += tok;
+    return out + "}";
+  }
+  return line;
+}
+
+std::string Engine::seq_of_line(const Table& tb, const std::string& line) {
+  std::string key;
+  if (tb.seq_col < 0) {
+    encode_null(&key);  // hidden sequence column: NULL
+    return key;
+  }
+  const Column& col = tb.cols[static_cast<size_t>(tb.seq_col)];
+  std::string q;
+  append_json_string(&q, col.name);
+  for (auto& [n, tok] : split_row_line(line)) {
+    if (n != q) continue;
+    std::string out, why;
+    InValue v{tok.front() == '"' ? InValue::Str : InValue::Num,
+              tok.front() == '"' ? tok.substr(1, tok.size() - 2) : tok, false};
+    if (tok == "null") break;
+    encode_not_null(&key);
+    if (convert(col.type, v, &out, &key, &why)) return key;
+    key.clear();
+    break;
+  }
+  encode_null(&key);
+  return key;
 }
 
 void LoadImpl::check_new_keys(const Table& tb) {
@@ -94,8 +152,22 @@ void LoadImpl::check_new_keys(const Table& tb) {
         failed_ = true;
         return;
       }
+      // Strict mode: the segment writer filters every new key of a partial
+      // update (counted in NumberFilteredRows, checked against
+      // max_filter_ratio after the reader's filtering; suites
+      // test_partial_update_strict_mode, test_flexible_partial_update_filter_missing_key).
+      if (strict_) {
+        filter("can not append new rows in strict mode partial update, key is not in table", r.line);
+        ++writer_filtered_;
+        --loaded_;
+        continue;
+      }
+      // Only a fixed partial update checks the left-out columns of a new key
+      // (PartialUpdateInfo::init computes can_insert_new_rows_in_partial_update
+      // for fixed columns only); a flexible one fills a NOT NULL column without
+      // default with the type default (suite test_f_seq_col_no_vertical_segment_writer).
       int missing = -1;
-      for (size_t c = 0; c < cols_.size() && missing < 0; ++c)
+      for (size_t c = 0; c < cols_.size() && missing < 0 && partial_ == Partial::Fixed; ++c)
         if (!cols_[c].nullable && !cols_[c].def && !has(c)) missing = static_cast<int>(c);
       if (missing >= 0) {
         filter("the unmentioned column `" + cols_[static_cast<size_t>(missing)].name +

@@ -117,6 +117,48 @@ mysql::Type mysql_type(const ColType& t) {
   }
 }
 
+namespace {
+
+// Stored key of a hidden sequence column back to its text: the integer types'
+// memcomparable form (values.cpp put_i64); other types are not shown.
+std::optional<std::string> hidden_seq_text(const std::string& key, const ColType& t) {
+  if (key.size() != 9 || key[0] != '\x01') return std::nullopt;
+  if (t.kind != Kind::TinyInt && t.kind != Kind::SmallInt && t.kind != Kind::Int && t.kind != Kind::BigInt)
+    sqllex::fail("Unsupported statement type: __DORIS_SEQUENCE_COL__ of type " + t.sql() +
+                 " (not emulated by doris-emulator's query port)");
+  uint64_t u = 0;
+  for (size_t i = 1; i < 9; ++i) u = (u << 8) | static_cast<unsigned char>(key[i]);
+  return std::to_string(static_cast<int64_t>(u ^ (1ULL << 63)));
+}
+
+// A UNIQUE table's visible rows in key order plus Doris' hidden columns
+// __DORIS_DELETE_SIGN__ (0 on every visible row) and, with a sequence column,
+// __DORIS_SEQUENCE_COL__ (the mapped column's value, or the hidden one's).
+Relation unique_relation(const Table& t, Relation r) {
+  r.cols.push_back({"__DORIS_DELETE_SIGN__", *parse_type("TINYINT", nullptr), true});
+  const bool seq = t.seq_col >= 0 || t.hidden_seq.has_value();
+  if (seq)
+    r.cols.push_back({"__DORIS_SEQUENCE_COL__", t.seq_col >= 0 ? t.cols[static_cast<size_t>(t.seq_col)].type : *t.hidden_seq,
+                      true});
+  std::vector<const std::pair<const std::string, StoredRow>*> v;
+  for (auto& kv : t.unique_rows)
+    if (!kv.second.deleted) v.push_back(&kv);
+  std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  for (auto* kv : v) {
+    auto parts = split_row_line(kv->second.line);
+    std::vector<std::optional<std::string>> row;
+    row.reserve(r.cols.size());
+    for (size_t i = 0; i < t.cols.size(); ++i)
+      row.push_back(i < parts.size() ? display(parts[i].second, t.cols[i].type) : std::nullopt);
+    row.push_back("0");
+    if (seq) row.push_back(t.seq_col >= 0 ? row[static_cast<size_t>(t.seq_col)] : hidden_seq_text(kv->second.seq, *t.hidden_seq));
+    r.rows.push_back(std::move(row));
+  }
+  return r;
+}
+
+}  // namespace
+
 Relation table_relation(const Engine& e, const std::string& db, const std::string& table) {
   auto dit = e.databases().find(db);
   if (db.empty()) sqllex::fail("No database selected");
@@ -129,6 +171,7 @@ Relation table_relation(const Engine& e, const std::string& db, const std::strin
   r.schema = db;
   r.table = t.name;
   for (auto& c : t.cols) r.cols.push_back({c.name, c.type});
+  if (t.model == Model::Unique) return unique_relation(t, std::move(r));
   std::string lines = e.rows_jsonl(db, table).value_or("");
   size_t p = 0;
   while (p < lines.size()) {

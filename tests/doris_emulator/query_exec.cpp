@@ -325,6 +325,7 @@ QueryResult select_from(Relation r, Parser& ps, const std::vector<SelectItem>& i
     for (auto& it : items) {
       if (it.star) {
         for (size_t i = 0; i < r.cols.size(); ++i) {
+          if (r.cols[i].hidden) continue;
           p.cols.push_back(r.cols[i]);
           src.push_back(static_cast<int>(i));
         }

@@ -14,6 +14,7 @@ namespace cdc2doris::emu::query {
 struct RelColumn {
   std::string name;
   ColType type;  // drives comparisons (typed order) and the result column type
+  bool hidden = false;  // selectable by name, not part of `*` (Doris' invisible columns)
 };
 
 struct Relation {

@@ -28,6 +28,10 @@ std::string literal_token(const Tok& k, const ColType& type) {
 Column parse_coldef(Parser& ps) {
   Column c;
   c.name = ps.ident();
+  // fe FeNameFormat.checkColumnName: __DORIS_* names belong to hidden columns
+  // (delete sign, sequence, version, skip bitmap).
+  if (upper(c.name).rfind("__DORIS_", 0) == 0)
+    fail("Disable to create table column with name start with __DORIS_: " + c.name);
   std::string type = ps.ident();
   // "(p,s)" and "<element type>" (ARRAY<DECIMAL(10,2)>), nested.
   if (ps.punct('(') || ps.punct('<')) {
@@ -453,13 +457,40 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
       c.id = cur.id;
       c.key = cur.key;
       cur = c;
+    } else if (ps.accept("ENABLE")) {
+      // fe SchemaChangeHandler (ENABLE FEATURE): adds the skip-bitmap hidden column.
+      ps.expect("FEATURE");
+      std::string f = upper(ps.peek().s);
+      ++ps.p;
+      if (f != "UPDATE_FLEXIBLE_COLUMNS") fail("Unsupported ALTER TABLE clause: ENABLE FEATURE " + f);
+      auto prop = [&](const char* k) -> const std::string* {
+        for (auto& [pk, pv] : t.props)
+          if (pk == k) return &pv;
+        return nullptr;
+      };
+      auto is = [&](const char* k, const char* v) { auto* p = prop(k); return p && upper(*p) == upper(v); };
+      if (t.model != Model::Unique || is("enable_unique_key_merge_on_write", "false"))
+        fail("Update flexible columns feature is only supported on merge-on-write unique tables.");
+      if (is("enable_unique_key_skip_bitmap_column", "true"))
+        fail("table " + t.name + " has enabled update flexible columns feature already.");
+      if (is("light_schema_change", "false"))  // the emulator's words; Doris names light_schema_change
+        fail("Update flexible columns feature needs light_schema_change: table " + t.name +
+             "'s property light_schema_change is false");
+      std::erase_if(t.props, [](auto& kv) { return kv.first == "enable_unique_key_skip_bitmap_column"; });
+      t.props.emplace_back("enable_unique_key_skip_bitmap_column", "true");
+    } else if (ps.accept("SET")) {
+      ps.expect_p('(');
+      std::string k = ps.peek().s;
+      if (k == "enable_unique_key_skip_bitmap_column")
+        fail("You can not modify property 'enable_unique_key_skip_bitmap_column'.");
+      fail("Unsupported ALTER TABLE clause: SET (\"" + k + "\" ...)");
     } else {
       fail("Unsupported ALTER TABLE clause near '" + ps.peek().s + "'");
     }
     ++t.schema_version;
     std::vector<StagedRow> scratch;
     for (auto& [k, r] : t.unique_rows)
-      if (!r.deleted) r.line = migrate_line(r.line, old, t);
+      if (!r.line.empty()) r.line = migrate_line(r.line, old, t);  // tombstones keep values too
     for (auto& l : t.dup_rows) l = migrate_line(l, old, t);
     for (auto& [id, tx] : txns_)
       if (tx.table_id == t.id && !tx.rows.empty() &&
