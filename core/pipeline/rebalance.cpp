@@ -46,6 +46,7 @@ kafka::OffsetMap Pipeline::Impl::assign_partitions(const std::vector<TopicPartit
     }
     from_group.push_back(tp);
   }
+  check_start_offsets(out, /*replaying=*/true);  // only replay ranges so far
   // The group decides where a partition starts, never this instance's own
   // record of an earlier ownership period: another member may have loaded
   // it since (docs/architecture.md, "Multi-instance protocol").
