@@ -126,6 +126,10 @@ std::string admin_request(rd_kafka_t* rk, const std::function<void(rd_kafka_queu
 
 }  // namespace
 
+void create_topic(const std::string& bootstrap, const std::string& topic, int partitions) {
+  create_topic(bootstrap, topic, partitions, {});
+}
+
 void create_topic(const std::string& bootstrap, const std::string& topic, int partitions,
                   const std::map<std::string, std::string>& configs) {
   Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap);

@@ -28,9 +28,10 @@ struct ConsumedRecord {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+void create_topic(const std::string& bootstrap, const std::string& topic, int partitions);
 // configs: topic-level configs (cleanup.policy, segment.ms, ...).
 void create_topic(const std::string& bootstrap, const std::string& topic, int partitions,
-                  const std::map<std::string, std::string>& configs = {});
+                  const std::map<std::string, std::string>& configs);
 // DeleteTopics; returns once the metadata no longer shows the topic.
 void delete_topic(const std::string& bootstrap, const std::string& topic);
 // DeleteRecords: moves the partition's log start to `before`.
