@@ -335,6 +335,14 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     if (!ok) r.expected(n, "kafka.instance_id", "1 to 64 letters, digits, '-', '_', '.' or ':'");
   });
   with(kafka, "static_membership", [&](auto& n) { c.static_membership = r.boolean(n, "kafka.static_membership"); });
+  with(kafka, "on_offset_gap", [&](auto& n) {
+    c.delivery.skip_offset_gaps = r.choice(n, "kafka.on_offset_gap", {"fail", "skip"}) == "skip";
+  });
+  with(kafka, "on_group_offsets_lost", [&](auto& n) {
+    const std::string v = r.choice(n, "kafka.on_group_offsets_lost", {"fail", "stored", "beginning"});
+    using L = pipeline::PipelineConfig::LostGroupOffsets;
+    c.delivery.on_group_offsets_lost = v == "stored" ? L::Stored : v == "beginning" ? L::Beginning : L::Fail;
+  });
   if (c.bootstrap_servers.empty()) r.fail(root_mark, "kafka.bootstrap_servers", "is required");
   if (c.topics.empty()) r.fail(root_mark, "kafka.topics", "is required (or kafka.topic_regex)");
   for (const char* forced : {"enable.auto.commit", "enable.auto.offset.store"}) {
@@ -647,6 +655,14 @@ std::string Config::dump() const {
   e << YAML::Key << "group_id" << YAML::Value << group_id;
   e << YAML::Key << "instance_id" << YAML::Value << instance_id;
   e << YAML::Key << "static_membership" << YAML::Value << static_membership;
+  e << YAML::Key << "on_offset_gap" << YAML::Value << (delivery.skip_offset_gaps ? "skip" : "fail");
+  {
+    using L = pipeline::PipelineConfig::LostGroupOffsets;
+    e << YAML::Key << "on_group_offsets_lost" << YAML::Value
+      << (delivery.on_group_offsets_lost == L::Stored      ? "stored"
+          : delivery.on_group_offsets_lost == L::Beginning ? "beginning"
+                                                           : "fail");
+  }
   e << YAML::Key << "topics" << YAML::Value << topics;
   e << YAML::Key << "properties" << YAML::Value << kafka::redact(kafka_properties);
   e << YAML::EndMap;
@@ -678,6 +694,7 @@ kafka::SourceConfig Config::source_config() const {
   s.properties["group.id"] = group_id;
   if (static_membership && !instance_id.empty()) s.properties.try_emplace("group.instance.id", instance_id);
   s.read_headers = delivery.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter;  // only dead letters copy them
+  s.skip_offset_gaps = delivery.skip_offset_gaps;
   return s;
 }
 

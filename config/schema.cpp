@@ -19,6 +19,18 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"kafka.static_membership", "boolean", "true",
      "Join with `group.instance.id` = `instance_id`: a restarted instance gets its partitions back without a "
      "rebalance; a stopped one keeps them until `session.timeout.ms` (see docs/operations.md)."},
+    {"kafka.on_offset_gap", "enum(fail|skip)", "fail",
+     "When the next offset to read was deleted (retention, DeleteRecords) before it was loaded: `fail` stops the "
+     "daemon (exit 1) naming the partition, the offset, the log start and the remedies; `skip` continues at the "
+     "log start (logged, `cdc2doris_offset_gaps_skipped_total`). Global, for every topic. Never skips inside a "
+     "replay. A partition nobody has an offset for still starts per `auto.offset.reset` (default earliest)."},
+    {"kafka.on_group_offsets_lost", "enum(fail|stored|beginning)", "fail",
+     "A partition the consumer group has no offset for while this instance's state has one inside the log: the "
+     "topic was deleted and re-created, or the group's offsets expired, or `group_id` changed (Kafka cannot tell "
+     "which). `fail` stops the daemon (exit 1) naming the partition; `stored` continues at the stored offset "
+     "(expiry, rename); `beginning` reads the partition from its log start (re-created topic). A stored offset "
+     "above the high watermark is always a re-created topic and is read from its start (logged, "
+     "`cdc2doris_topics_recreated_total`). Set it for one restart, then remove it."},
     {"kafka.topics", "list<string>", "(required unless topic_regex)", "Topics to consume."},
     {"kafka.topic_regex", "string", "",
      "A regex subscription (POSIX extended, as librdkafka compiles it), e.g. `^dbserver1\\..*`."},

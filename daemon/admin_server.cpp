@@ -89,6 +89,12 @@ std::string render_metrics(const pipeline::Metrics& m, const AdminOptions& optio
   counter(os, "cdc2doris_pending_epochs_resolved_total",
           "Epochs left pending in the consumer group by another owner, resolved on assignment.",
           m.pending_epochs_resolved.load());
+  counter(os, "cdc2doris_offset_gaps_skipped_total",
+          "Partitions whose next offset retention had deleted, continued at the log start (kafka.on_offset_gap: skip).",
+          m.offset_gaps_skipped.load());
+  counter(os, "cdc2doris_topics_recreated_total",
+          "Partitions whose offset was above the high watermark (topic re-created), read from the log start.",
+          m.topics_recreated.load());
   gauge(os, "cdc2doris_buffered_bytes", "Row bytes buffered in the daemon.", static_cast<double>(m.buffered_bytes.load()));
   gauge(os, "cdc2doris_current_epoch", "The epoch being filled.", static_cast<double>(s.current_epoch));
   gauge(os, "cdc2doris_last_committed_epoch", "The newest committed epoch.", static_cast<double>(s.last_committed_epoch));

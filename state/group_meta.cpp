@@ -68,9 +68,13 @@ bool num(std::string_view s, T& v) {
 
 }  // namespace
 
-std::string encode_pending(uint64_t epoch, int64_t end_offset, std::string_view prefix,
-                           const std::vector<EpochTable>& tables, size_t max_bytes) {
-  std::string head = "c2d1 P " + std::to_string(epoch) + " " + std::to_string(end_offset) + " " + esc(prefix) + " ";
+namespace {
+
+std::string pending_head(uint64_t epoch, int64_t end_offset, std::string_view prefix) {
+  return "c2d1 P " + std::to_string(epoch) + " " + std::to_string(end_offset) + " " + esc(prefix) + " ";
+}
+
+std::string table_list(const std::vector<EpochTable>& tables) {
   std::map<std::string, std::vector<const EpochTable*>> by_db;
   for (const auto& t : tables) by_db[t.db].push_back(&t);
   std::string list;
@@ -86,8 +90,29 @@ std::string encode_pending(uint64_t epoch, int64_t end_offset, std::string_view 
       if (t->parts > 1) list += '*' + std::to_string(t->parts);
     }
   }
-  if (head.size() + list.size() > max_bytes || list.empty()) return head + "?";
-  return head + list;
+  return list;
+}
+
+}  // namespace
+
+std::string encode_pending(uint64_t epoch, int64_t end_offset, std::string_view prefix,
+                           const std::vector<EpochTable>& tables) {
+  // "-": an epoch that loaded nothing (its records were all skipped).
+  return pending_head(epoch, end_offset, prefix) + (tables.empty() ? std::string("-") : table_list(tables));
+}
+
+size_t pending_bytes_bound(uint64_t epoch, int64_t end_offset, std::string_view prefix,
+                           const std::vector<EpochTable>& tables, uint32_t max_parts) {
+  std::vector<EpochTable> grown = tables;
+  for (auto& t : grown) t.parts = std::max(t.parts, max_parts);
+  return encode_pending(epoch, end_offset, prefix, grown).size();
+}
+
+std::string encode_reference(uint64_t epoch, int64_t end_offset, std::string_view prefix,
+                             std::string_view anchor_topic, int32_t anchor_partition, const EpochTable& witness) {
+  return "c2d1 R " + std::to_string(epoch) + " " + std::to_string(end_offset) + " " + esc(prefix) + " " +
+         esc(anchor_topic) + " " + std::to_string(anchor_partition) + " " +
+         (witness.table.empty() ? std::string("-") : esc(witness.db) + ":" + esc(witness.table));
 }
 
 std::string encode_committed(uint64_t epoch, std::string_view prefix) {
@@ -107,15 +132,32 @@ GroupMeta decode_group_meta(std::string_view s) {
     m.label_prefix = *p;
     return m;
   }
+  if (f[1] == "R" && f.size() == 8 && num(f[3], m.end_offset) && num(f[6], m.anchor_partition)) {
+    auto p = unesc(f[4]);
+    auto topic = unesc(f[5]);
+    if (!p || !topic || topic->empty()) return legacy;
+    m.kind = GroupMeta::Kind::Reference;
+    m.label_prefix = *p;
+    m.anchor_topic = *topic;
+    if (f[7] == "-") return m;  // the epoch loaded nothing
+    auto colon = f[7].find(':');
+    if (colon == std::string_view::npos) return legacy;
+    auto db = unesc(f[7].substr(0, colon));
+    auto table = unesc(f[7].substr(colon + 1));
+    if (!db || !table || table->empty()) return legacy;
+    m.witness = {*db, *table, 1};
+    return m;
+  }
   if (f[1] != "P" || f.size() != 6 || !num(f[3], m.end_offset)) return legacy;
   auto p = unesc(f[4]);
   if (!p) return legacy;
   m.kind = GroupMeta::Kind::Pending;
   m.label_prefix = *p;
-  if (f[5] == "?") {
+  if (f[5] == "?") {  // an older daemon's list that did not fit
     m.tables_listed = false;
     return m;
   }
+  if (f[5] == "-") return m;
   for (auto dbpart : split(f[5], ';')) {
     auto colon = dbpart.find(':');
     if (colon == std::string_view::npos) return legacy;

@@ -192,6 +192,7 @@ std::optional<DecodeError> Decoder::decode(const KafkaRecord& record, Change& ou
     } catch (const simdjson::simdjson_error&) {
       if (!again()) throw;
     }
+    d.note_decoded(record, out);
     return std::nullopt;
   } catch (const Failure& f) {
     return make(f.code, f.path, f.expected, f.detail);

@@ -316,6 +316,7 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   after_b.clear();
 
   const bool flattened = opt.envelope == Envelope::Flattened;
+
   if (rec.topic.rfind("__debezium-heartbeat", 0) == 0) {
     c.kind = Kind::Heartbeat;
     ++stats.heartbeats;
@@ -324,16 +325,7 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   std::optional<Failure> key_failure = parse_key(rec);
 
   if (!rec.value) {
-    identity_from_topic(rec.topic, c);
-    if (flattened) {  // delete.tombstone.handling.mode=tombstone: null value = delete the key
-      resolve_key_columns(c);
-      c.op = 'd';
-      delete_from_key(c, key_failure);
-      ++stats.changes;
-      return;
-    }
-    c.kind = Kind::Tombstone;
-    ++stats.tombstones;
+    decode_tombstone(rec, c, key_failure, flattened);
     return;
   }
   if (rec.value->size() > opt.max_record_bytes) {
@@ -360,8 +352,7 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
     }
   }
   if (fr.wrapper && trim_token(fr.payload.view()) == "null") {
-    c.kind = Kind::Tombstone;
-    ++stats.tombstones;
+    decode_tombstone(rec, c, key_failure, flattened);
     return;
   }
   const std::string_view root = fr.wrapper ? "value.payload" : "value";
@@ -442,6 +433,7 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
          "MongoDB change events are not supported (before/after are Extended-JSON strings)");
   }
   identity_from_topic(rec.topic, c);
+  remember_identity(rec.topic, c);
   resolve_key_columns(c);
   if (c.op == 't') {
     c.kind = Kind::Truncate;

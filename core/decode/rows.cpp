@@ -214,6 +214,56 @@ void Decoder::Impl::delete_from_key(Change& c, const std::optional<Failure>& key
   emit_row(c, b, true, true);
 }
 
+void Decoder::Impl::remember_identity(std::string_view topic, const Change& c) {
+  // Most records repeat the previous one's topic and table: no lookup then.
+  if (last_identity_ != nullptr && topic == last_identity_topic_ && c.table == last_identity_->table &&
+      c.db == last_identity_->db && c.schema == last_identity_->schema)
+    return;
+  auto it = identity_by_topic_.find(topic);
+  if (it == identity_by_topic_.end()) {
+    if (identity_by_topic_.size() >= 4096) identity_by_topic_.clear();  // bounded, like the schema caches
+    it = identity_by_topic_.emplace(std::string(topic), TopicIdentity{c.db, c.schema, c.table, false}).first;
+  } else if (it->second.table != c.table || it->second.db != c.db || it->second.schema != c.schema) {
+    it->second.several = true;
+  }
+  last_identity_ = it->second.several ? nullptr : &it->second;
+  last_identity_topic_.assign(topic);
+}
+
+void Decoder::Impl::decode_tombstone(const KafkaRecord& rec, Change& c, const std::optional<Failure>& key_failure,
+                                     bool flattened) {
+  // Debezium writes a tombstone after each delete so that compaction can
+  // drop the key; once it has, the tombstone is all a reader from the start
+  // sees of the delete. Its table is that of the topic's changes (their
+  // source block may name the database differently from the topic:
+  // PostgreSQL's topic holds the schema), else the topic's name.
+  if (!flattened && follows_delete(rec)) {  // the delete right before it did the work
+    c.kind = Kind::Tombstone;
+    ++stats.tombstones;
+    return;
+  }
+  if (auto it = identity_by_topic_.find(rec.topic); it != identity_by_topic_.end() && !flattened) {
+    if (it->second.several) {
+      c.kind = Kind::Tombstone;  // which of the topic's tables? deleting in the wrong one would lose a row
+      ++stats.tombstones;
+      return;
+    }
+    c.db = it->second.db;
+    c.schema = it->second.schema;
+    c.table = it->second.table;
+  }
+  identity_from_topic(rec.topic, c);
+  if (!flattened && key_b.cols.empty()) {  // no key: nothing to delete
+    c.kind = Kind::Tombstone;
+    ++stats.tombstones;
+    return;
+  }
+  resolve_key_columns(c);
+  c.op = 'd';
+  delete_from_key(c, key_failure);
+  ++stats.changes;
+}
+
 const SchemaNode* Decoder::Impl::hint_for(const Change& c) const {
   if (!opt.schemaless_types) return nullptr;
   return opt.schemaless_types(c.db, c.table);

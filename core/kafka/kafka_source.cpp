@@ -84,7 +84,18 @@ class KafkaSource final : public Source {
     }
     if (!props.contains("group.id")) throw std::invalid_argument("Kafka property group.id is required");
     props.try_emplace("partition.assignment.strategy", "cooperative-sticky");
-    props.try_emplace("auto.offset.reset", "earliest");
+    // Where a partition nobody has an offset for starts is the user's
+    // auto.offset.reset (default earliest), applied in on_rebalance; for
+    // librdkafka itself it is "error", so a next offset that retention
+    // deleted is reported instead of silently reset (issue 31).
+    {
+      const std::string reset = props.try_emplace("auto.offset.reset", "earliest").first->second;
+      if (reset == "smallest" || reset == "earliest" || reset == "beginning") initial_offset_ = RD_KAFKA_OFFSET_BEGINNING;
+      else if (reset == "largest" || reset == "latest" || reset == "end") initial_offset_ = RD_KAFKA_OFFSET_END;
+      else initial_offset_ = RD_KAFKA_OFFSET_INVALID;  // "error" (or a bad value librdkafka refuses below)
+      if (initial_offset_ != RD_KAFKA_OFFSET_INVALID) props["auto.offset.reset"] = "error";
+    }
+    skip_offset_gaps_ = cfg.skip_offset_gaps;
     // librdkafka 2.0 stops fetching for up to a second once the consumer
     // queue holds queued.max.messages.kbytes or queued.min.messages (100,000
     // by default; fetch.queue.backoff.ms, 2.1+, made that tunable). The
@@ -152,6 +163,8 @@ class KafkaSource final : public Source {
       pending_.push_back(m);
     }
     in_poll_ = false;
+    out.offset_gaps_skipped = std::move(gaps_skipped_);
+    gaps_skipped_.clear();
     if (pending_.size() >= max_messages / 2) note_backlog(pending_);
     out.batch = make_batch(std::move(pending_));
     pending_ = {};
@@ -233,8 +246,18 @@ class KafkaSource final : public Source {
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
     const bool fenced = err == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION || err == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||
                         err == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID || err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS;
+    // Too large for the broker: metadata over offset.metadata.max.bytes
+    // (per partition), or the __consumer_offsets batch over its
+    // message.max.bytes (the coordinator answers INVALID_COMMIT_OFFSET_SIZE
+    // for RECORD_LIST_TOO_LARGE / MESSAGE_TOO_LARGE, apache/kafka
+    // GroupMetadataManager / CoordinatorRuntime). Not a fence, and the same
+    // request fails again: Fatal.
+    const bool too_large = err == RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE ||
+                           err == RD_KAFKA_RESP_ERR_INVALID_COMMIT_OFFSET_SIZE ||
+                           err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE || err == RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE;
     Error e = make_error(err, "commit offsets with generation", ctx);
-    return {fenced ? CommitStatus::Fenced : CommitStatus::Failed, Error(Disposition::Retry, e.what(), e.context())};
+    return {fenced ? CommitStatus::Fenced : CommitStatus::Failed,
+            Error(too_large ? Disposition::Fatal : Disposition::Retry, e.what(), e.context())};
   }
 
   std::variant<GroupOffsetMap, Error> committed_group(const std::vector<TopicPartition>& tps,
@@ -248,6 +271,20 @@ class KafkaSource final : public Source {
     return offsets_only(committed_group(tps, timeout));
   }
 
+
+  std::variant<WatermarkMap, Error> watermarks(const std::vector<TopicPartition>& tps,
+                                               std::chrono::milliseconds timeout) override {
+    if (rk_ == nullptr) return *closed_error();
+    WatermarkMap out;
+    for (const auto& tp : tps) {
+      int64_t low = 0, high = 0;
+      rd_kafka_resp_err_t err =
+          rd_kafka_query_watermark_offsets(rk_, tp.topic.c_str(), tp.partition, &low, &high, to_ms(timeout));
+      if (err) return make_error(err, "query watermarks", tp_context(tp));
+      out[tp] = {low, high};
+    }
+    return out;
+  }
 
   std::vector<TopicPartition> assignment() override {
     if (rk_ == nullptr) return {};
@@ -395,6 +432,10 @@ class KafkaSource final : public Source {
   }
 
   void handle_message_error(const rd_kafka_message_t* m) {
+    if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET && m->rkt != nullptr) {
+      offset_reset(TopicPartition{rd_kafka_topic_name(m->rkt), m->partition}, m->offset, rd_kafka_message_errstr(m));
+      return;
+    }
     ErrorClass c = classify(m->err);
     if (c == ErrorClass::Ignore) return;
     if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
@@ -413,6 +454,38 @@ class KafkaSource final : public Source {
     }
     std::string detail = rd_kafka_message_errstr(m);
     record(make_error(m->err, "consume (" + detail + ")", std::move(ctx)), c);
+  }
+
+  // librdkafka (auto.offset.reset=error) could not fetch `offset`: it is out
+  // of the partition's range. Below the log start it was deleted; above the
+  // high watermark the topic was re-created (or truncated) under us.
+  void offset_reset(const TopicPartition& tp, int64_t offset, const std::string& why) {
+    int64_t low = -1, high = -1;
+    rd_kafka_query_watermark_offsets(rk_, tp.topic.c_str(), tp.partition, &low, &high, 5000);
+    ErrorContext ctx = tp_context(tp);
+    if (offset >= 0) ctx.offset = offset;
+    if (skip_offset_gaps_ && low >= 0 && offset >= 0 && offset < low) {
+      spdlog::warn("Kafka source: {}: offset {} was deleted (log start {}): continuing at the log start "
+                   "(kafka.on_offset_gap: skip), records {}..{} are not loaded",
+                   to_string(tp), offset, low, offset, low - 1);
+      rk::List l = rk::make_list({tp});
+      l->elems[0].offset = low;
+      rk::ErrorPtr e(rd_kafka_seek_partitions(rk_, l.get(), 5000));
+      if (e || l->elems[0].err)
+        record(make_error(e ? rd_kafka_error_code(e.get()) : l->elems[0].err, "seek to the log start", ctx),
+               ErrorClass::Fatal);
+      else
+        gaps_skipped_.push_back(tp);
+      return;
+    }
+    std::string what = low >= 0 && offset >= 0 && offset < low
+                           ? offset_gap_message(tp, offset, low)
+                           : "Kafka: " + to_string(tp) + ": offset " + std::to_string(offset) +
+                                 " is out of the partition's range (log start " + std::to_string(low) +
+                                 ", high watermark " + std::to_string(high) + "; " + why +
+                                 "): the topic was deleted and re-created, or truncated; restart to re-check";
+    spdlog::error("Kafka source: {}", what);
+    errors_.emplace_back(Disposition::Fatal, what, ctx);
   }
 
   static void error_trampoline(rd_kafka_t* h, int err, const char* reason, void* opaque) {
@@ -455,12 +528,15 @@ class KafkaSource final : public Source {
         record(Error(Disposition::Fatal, std::string("rebalance listener failed on assign: ") + ex.what()),
                ErrorClass::Fatal);
       }
+      std::vector<TopicPartition> left_out;
       for (int i = 0; i < parts->cnt; ++i) {
         auto& e = parts->elems[i];
         auto it = starts.find(TopicPartition{e.topic, e.partition});
         // INVALID = the group's committed offset, else auto.offset.reset.
         e.offset = it != starts.end() ? it->second : RD_KAFKA_OFFSET_INVALID;
+        if (it == starts.end()) left_out.push_back(TopicPartition{e.topic, e.partition});
       }
+      start_left_out(parts, left_out);
       spdlog::info("Kafka source: assigned partitions={} protocol={}", fmt_list(parts),
                    cooperative ? "cooperative" : "eager");
       assign(h, parts, cooperative, true);
@@ -482,6 +558,27 @@ class KafkaSource final : public Source {
     } else {
       record(make_error(err, "rebalance"), ErrorClass::Retry);
       assign(h, nullptr, false, false);
+    }
+  }
+
+  // librdkafka's own reset is "error" (see the constructor): a partition
+  // without a start from the listener starts at the group's committed
+  // offset, and one the group has none for at the configured reset.
+  void start_left_out(rd_kafka_topic_partition_list_t* parts, const std::vector<TopicPartition>& left_out) {
+    if (left_out.empty() || initial_offset_ == RD_KAFKA_OFFSET_INVALID) return;
+    auto got = rk::read_committed(rk_, left_out, std::chrono::seconds(10), rk::PartitionErrors::Fail);
+    const auto* group = std::get_if<GroupOffsetMap>(&got);
+    if (group == nullptr) {
+      record(Error(Disposition::Retry, std::string("reading the group's offsets of newly assigned partitions: ") +
+                                           std::get<Error>(got).what()),
+             ErrorClass::Retry);
+      return;  // left at INVALID: a partition without a group offset fails loudly
+    }
+    for (int i = 0; i < parts->cnt; ++i) {
+      auto& e = parts->elems[i];
+      if (e.offset != RD_KAFKA_OFFSET_INVALID) continue;
+      auto g = group->find(TopicPartition{e.topic, e.partition});
+      e.offset = g != group->end() ? g->second.offset : initial_offset_;
     }
   }
 
@@ -583,6 +680,9 @@ class KafkaSource final : public Source {
   RebalanceListener* listener_ = nullptr;
   bool cooperative_configured_ = false;
   bool assigned_once_ = false;  // see close(): librdkafka#4312
+  int64_t initial_offset_ = RD_KAFKA_OFFSET_BEGINNING;  // the configured auto.offset.reset
+  bool skip_offset_gaps_ = false;
+  std::vector<TopicPartition> gaps_skipped_;
   // Poll-thread state; callbacks run inside poll()/close() on that thread.
   // librdkafka before 2.1 parks a partition whose prefetch queue is over
   // queued.max.messages.kbytes and looks again only when its broker thread

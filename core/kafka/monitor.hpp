@@ -30,11 +30,6 @@ struct ClusterView {
   std::map<std::string, int> partitions;
 };
 
-struct Watermarks {
-  int64_t low = -1;
-  int64_t high = -1;
-};
-
 class Monitor {
  public:
   virtual ~Monitor();

@@ -17,6 +17,20 @@ std::variant<GroupOffsetMap, Error> Source::committed_group(const std::vector<To
   return without_metadata(committed(tps, timeout));
 }
 
+std::variant<WatermarkMap, Error> Source::watermarks(const std::vector<TopicPartition>&, std::chrono::milliseconds) {
+  return WatermarkMap{};
+}
+
+std::string offset_gap_message(const TopicPartition& tp, int64_t next, int64_t log_start) {
+  return "Kafka: " + to_string(tp) + ": the next offset to read, " + std::to_string(next) +
+         ", is below the partition's log-start offset " + std::to_string(log_start) + ": records " +
+         std::to_string(next) + ".." + std::to_string(log_start - 1) +
+         " were deleted (retention or DeleteRecords) before cdc2doris loaded them. Remedies: re-snapshot the "
+         "affected tables from the source (Debezium incremental snapshot or a new connector) and keep the "
+         "topic's retention.ms/retention.bytes above the longest outage; or, accepting the loss, set "
+         "kafka.on_offset_gap: skip to continue at the log start (docs/kafka-source.md, \"Offset gaps\")";
+}
+
 std::variant<OffsetMap, Error> offsets_only(std::variant<GroupOffsetMap, Error> r) {
   if (auto* err = std::get_if<Error>(&r)) return std::move(*err);
   OffsetMap out;

@@ -119,6 +119,9 @@ class MessageBatch {
 
 struct PollResult {
   MessageBatch batch;
+  // Partitions whose next offset had been deleted (retention) and that were
+  // moved to the log start under SourceConfig::skip_offset_gaps (logged).
+  std::vector<TopicPartition> offset_gaps_skipped;
   // Errors the pipeline must act on, by disposition: Fatal (authentication,
   // authorization, librdkafka fatal error, offset reset under
   // auto.offset.reset=error) stops the daemon; Retry aborts the epoch and
@@ -128,6 +131,19 @@ struct PollResult {
   // errors, unknown topic): log/count them, no action needed.
   std::vector<Error> transient;
 };
+
+// A partition's log-start offset (the first offset retention or
+// DeleteRecords left) and high watermark (the next offset to be written).
+// (Also the health monitor's, core/kafka/monitor.hpp.)
+struct Watermarks {
+  int64_t low = -1;
+  int64_t high = -1;
+};
+using WatermarkMap = std::map<TopicPartition, Watermarks>;
+
+// The remedies printed with a retention gap, in one place (the pipeline's
+// start-offset check and the source's offset-reset event).
+std::string offset_gap_message(const TopicPartition& tp, int64_t next, int64_t log_start);
 
 struct PartitionLag {
   TopicPartition tp;
@@ -194,6 +210,11 @@ class Source {
   virtual std::variant<GroupOffsetMap, Error> committed_group(const std::vector<TopicPartition>& tps,
                                                               std::chrono::milliseconds timeout);
 
+  // Asks the partition leaders for the watermarks (a broker round trip per
+  // partition). The default (fakes) knows none: an empty map.
+  virtual std::variant<WatermarkMap, Error> watermarks(const std::vector<TopicPartition>& tps,
+                                                       std::chrono::milliseconds timeout);
+
   virtual std::vector<TopicPartition> assignment() = 0;
   virtual std::vector<PartitionLag> lag() = 0;
 
@@ -219,6 +240,13 @@ struct SourceConfig {
   // dead-letter topic, so it turns this off otherwise and Message::headers
   // is then empty.
   bool read_headers = true;
+  // auto.offset.reset is handed to librdkafka as "error" and the configured
+  // value (default earliest) is applied only to a partition the group and
+  // the pipeline have no offset for, so a next offset deleted by retention
+  // is never passed over silently: it is a Fatal error naming the gap, or,
+  // with this set (kafka.on_offset_gap: skip), a seek to the log start
+  // reported in PollResult::offset_gaps_skipped.
+  bool skip_offset_gaps = false;
 };
 
 // Copy of the properties safe to log: values of keys that carry secrets

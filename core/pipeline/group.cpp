@@ -42,8 +42,38 @@ std::vector<TopicPartition> record_partitions(const state::EpochRecord& rec) {
 bool names_epoch(const kafka::GroupOffsetMap& got, const std::string& prefix, uint64_t epoch) {
   return std::any_of(got.begin(), got.end(), [&](const auto& kv) {
     auto m = state::decode_group_meta(kv.second.metadata);
-    return m.kind == state::GroupMeta::Kind::Pending && m.label_prefix == prefix && m.epoch == epoch;
+    return (m.kind == state::GroupMeta::Kind::Pending || m.kind == state::GroupMeta::Kind::Reference) &&
+           m.label_prefix == prefix && m.epoch == epoch;
   });
+}
+
+// The commit point's OffsetCommit (issue 31): only the partitions with
+// records in the epoch, the table list once (on the first of them, the
+// anchor), a reference to it on the others. Idle partitions keep what the
+// group holds (their previous epoch's end, or an older pending epoch their
+// next owner resolves as before). So the request grows with the active
+// partitions by a few dozen bytes each, never by the table count: 500
+// partitions and 200 tables were ~1.2 MB when every partition carried the
+// list, more than the broker's message.max.bytes (1 MiB) for
+// __consumer_offsets.
+kafka::GroupOffsetMap commit_point_offsets(const state::EpochRecord& rec) {
+  const auto tables = epoch_tables(rec);
+  std::vector<const state::PartitionRange*> active;
+  for (const auto& p : rec.partitions)
+    if (p.end_offset > p.start_offset) active.push_back(&p);
+  if (active.empty())
+    for (const auto& p : rec.partitions) active.push_back(&p);
+  kafka::GroupOffsetMap offsets;
+  if (active.empty()) return offsets;
+  const auto* anchor = active.front();
+  const state::EpochTable witness = tables.empty() ? state::EpochTable{"", "", 1} : tables.front();
+  for (const auto* p : active)
+    offsets[{p->topic, p->partition}] = {
+        p->start_offset,
+        p == anchor ? state::encode_pending(rec.epoch, p->end_offset, rec.label_prefix, tables)
+                    : state::encode_reference(rec.epoch, p->end_offset, rec.label_prefix, anchor->topic,
+                                              anchor->partition, witness)};
+  return offsets;
 }
 
 }  // namespace
@@ -62,11 +92,7 @@ std::variant<kafka::GroupOffsetMap, Error> Pipeline::Impl::read_group(const std:
 
 Event Pipeline::Impl::commit_group_point(const state::EpochRecord& rec) {
   if (rec.partitions.empty()) return Event::GroupCommitted;
-  const auto tables = epoch_tables(rec);
-  kafka::GroupOffsetMap offsets;
-  for (const auto& p : rec.partitions)
-    offsets[{p.topic, p.partition}] = {p.start_offset,
-                                       state::encode_pending(rec.epoch, p.end_offset, rec.label_prefix, tables)};
+  const kafka::GroupOffsetMap offsets = commit_point_offsets(rec);
   const auto until = Clock::now() + kGroupRetryFor;
   for (int attempt = 0;; ++attempt) {
     kafka::CommitResult r = deps_.source.commit_group(offsets);
@@ -78,6 +104,18 @@ Event Pipeline::Impl::commit_group_point(const state::EpochRecord& rec) {
     if (r.status == kafka::CommitStatus::Fenced) {
       log_->warn("epoch {}: the consumer group refused this member's generation: {}", rec.epoch, why);
       break;
+    }
+    if (r.error && r.error->disposition() == Disposition::Fatal) {
+      // Refused for its size (kafka_source.cpp): not a fence, and retrying
+      // cannot help. Per-partition refusals may have let others through, so
+      // the record stays PRECOMMITTED and the next start asks the group.
+      failure_ = Error(Disposition::Fatal,
+                       "epoch " + std::to_string(rec.epoch) + ": the consumer group refused the commit point (" + why +
+                           "); raise the broker's offset.metadata.max.bytes / message.max.bytes, or use shorter "
+                           "label prefixes and table names; the record stays PRECOMMITTED and the next start asks "
+                           "the group whether it passed");
+      open_.loads.clear();
+      return Event::LoadFailedFatal;
     }
     log_->warn("epoch {}: committing the pending epoch to the consumer group failed, will retry: {}", rec.epoch, why);
     if (Clock::now() >= until || stop_deadline_passed()) break;
@@ -269,6 +307,72 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
   return resolved_[key] = PendingFate::Committed;
 }
 
+Pipeline::Impl::PendingFate Pipeline::Impl::resolve_reference(const state::GroupMeta& m,
+                                                              const kafka::GroupOffsetMap& known) {
+  const std::pair<std::string, uint64_t> key{m.label_prefix, m.epoch};
+  if (auto it = resolved_.find(key); it != resolved_.end()) return it->second;
+  if (m.label_prefix == cfg_.label_prefix) {
+    if (auto rec = deps_.store.get(m.epoch)) {
+      if (rec->state == state::EpochState::Committed) return resolved_[key] = PendingFate::Committed;
+      if (rec->state == state::EpochState::Aborted) return resolved_[key] = PendingFate::Aborted;
+    }
+  }
+  const std::string name = "epoch " + std::to_string(m.epoch) + " of label prefix '" + m.label_prefix + "'";
+  const TopicPartition anchor{m.anchor_topic, m.anchor_partition};
+  std::optional<kafka::GroupOffset> at;
+  if (auto it = known.find(anchor); it != known.end()) {
+    at = it->second;
+  } else {
+    auto got = read_group({anchor});
+    if (auto* err = std::get_if<Error>(&got))
+      throw FatalStop{Error(Disposition::Retry, name + ": cannot read its table list from the consumer group (" +
+                                                    kafka::to_string(anchor) + "): " + err->what())};
+    const auto& g = std::get<kafka::GroupOffsetMap>(got);
+    if (auto it = g.find(anchor); it != g.end()) at = it->second;
+  }
+  if (at) {
+    const auto am = state::decode_group_meta(at->metadata);
+    if (am.kind == state::GroupMeta::Kind::Pending && am.label_prefix == m.label_prefix && am.epoch == m.epoch)
+      return resolve_pending(am);
+    if (am.kind == state::GroupMeta::Kind::Committed && am.label_prefix == m.label_prefix && am.epoch == m.epoch)
+      return resolved_[key] = PendingFate::Committed;
+  }
+  // The anchor moved on, so whoever owned it resolved the epoch: every txn
+  // committed, or nothing of it visible. One label tells which.
+  ++deps_.metrics.pending_epochs_resolved;
+  if (m.witness.table.empty()) return resolved_[key] = PendingFate::Committed;  // it loaded nothing
+  const Target t{m.witness.db, m.witness.table};
+  doris::LoadSpec spec;
+  spec.db = t.db;
+  spec.table = t.table;
+  spec.label = doris::make_label(m.label_prefix, t.db, t.table, m.epoch, 0);
+  spec.sequence_col = deps_.router.settings(t).sequence_col;
+  for (int attempt = 0;; ++attempt) {
+    auto probed = deps_.doris.probe_label(spec);
+    if (auto* ls = std::get_if<doris::LabelState>(&probed)) {
+      if (ls->state == doris::LabelState::Finished) {
+        log_->info("{} was pending in the consumer group, its table list partition {} moved on and label {} is "
+                   "committed: its partitions start after it",
+                   name, kafka::to_string(anchor), spec.label);
+        return resolved_[key] = PendingFate::Committed;
+      }
+      if (ls->state == doris::LabelState::Precommitted)
+        throw FatalStop{Error(Disposition::Retry,
+                              name + " is pending in the consumer group, the partition holding its table list (" +
+                                  kafka::to_string(anchor) + ") moved on, and label " + spec.label +
+                                  " is still pre-committed: its fate cannot be told; retried at the next start")};
+      log_->warn("{} was pending in the consumer group, its table list partition {} moved on and label {} is not "
+                 "committed: its range is re-read",
+                 name, kafka::to_string(anchor), spec.label);
+      return resolved_[key] = PendingFate::Aborted;
+    }
+    const auto& err = std::get<doris::DorisError>(probed);
+    if (err.disposition() != Disposition::Retry || attempt >= 8 || stop_.load())
+      throw FatalStop{Error(Disposition::Retry, name + ": probing label " + spec.label + " failed: " + err.what())};
+    sleep_backoff(attempt);
+  }
+}
+
 // The broker checks an OffsetCommit's generation, not which partitions the
 // member owns. An epoch that was past its commit point when its partition was
 // lost still commits (the new owner resolves it the same way), and by then
@@ -284,6 +388,93 @@ bool Pipeline::Impl::may_commit_end(const TopicPartition& tp, int64_t end) const
   return it != owned_from_.end() && end >= it->second;
 }
 
+// Before a partition starts (or a replay seeks) at an offset, the offset
+// must still be in the log (issue 31). Below the log start, retention
+// deleted records nobody loaded: stop with the gap named, or continue at the
+// log start under kafka.on_offset_gap: skip — never in a replay, whose
+// replacement loads would then commit part of the epoch. Above the high
+// watermark, the offset belongs to an older incarnation of the topic (the
+// group's offsets vanish with a deleted topic, and this instance's stored
+// offset is then all there is): the new topic is read from its start.
+// librdkafka 2.0 (Debian 12) exposes no topic ids, so a re-created topic
+// that already holds more records than the old offset is not told apart.
+void Pipeline::Impl::check_start_offsets(kafka::OffsetMap& starts, bool replaying,
+                                         const std::set<TopicPartition>& store_only) {
+  std::vector<TopicPartition> tps;
+  for (const auto& [tp, off] : starts)
+    if (off >= 0) tps.push_back(tp);
+  if (tps.empty()) return;
+  const auto until = Clock::now() + kGroupRetryFor;
+  kafka::WatermarkMap marks;
+  for (int attempt = 0;; ++attempt) {
+    auto r = deps_.source.watermarks(tps, kGroupTimeout);
+    if (auto* m = std::get_if<kafka::WatermarkMap>(&r)) {
+      marks = std::move(*m);
+      break;
+    }
+    const Error& e = std::get<Error>(r);
+    if (Clock::now() >= until || stop_.load())
+      throw FatalStop{Error(Disposition::Retry, "cannot check that the start offsets are still in the log: " +
+                                                    std::string(e.what()))};
+    log_->warn("reading the partitions' watermarks failed, will retry: {}", e.what());
+    sleep_backoff(attempt);
+  }
+  for (auto& [tp, off] : starts) {
+    auto w = marks.find(tp);
+    if (w == marks.end() || off < 0) continue;
+    const auto [low, high] = w->second;
+    if (off < low) {
+      if (replaying || !cfg_.skip_offset_gaps) {
+        std::string msg = kafka::offset_gap_message(tp, off, low);
+        if (replaying)
+          msg += ". This is a replay of a recorded epoch whose range is gone: its lost tables cannot be "
+                 "reloaded exactly; kafka.on_offset_gap does not apply";
+        throw FatalStop{Error(Disposition::Fatal, msg)};
+      }
+      log_->warn("{}: the next offset {} was deleted (log start {}): continuing at the log start "
+                 "(kafka.on_offset_gap: skip); records {}..{} are not loaded",
+                 kafka::to_string(tp), off, low, off, low - 1);
+      ++deps_.metrics.offset_gaps_skipped;
+      off = low;
+    } else if (off > high) {
+      if (replaying)
+        throw FatalStop{Error(Disposition::Fatal,
+                              "Kafka: " + kafka::to_string(tp) + ": replaying from offset " + std::to_string(off) +
+                                  ", above the partition's high watermark " + std::to_string(high) +
+                                  ": the topic was deleted and re-created; the recorded epoch cannot be replayed")};
+      log_->warn("{}: the offset to start at, {}, is above the high watermark {}: the topic was deleted and "
+                 "re-created (or truncated); reading it from its log start {}",
+                 kafka::to_string(tp), off, high, low);
+      ++deps_.metrics.topics_recreated;
+      off = low;
+    } else if (store_only.count(tp) && off > low) {  // at the log start nothing can be skipped
+      using L = PipelineConfig::LostGroupOffsets;
+      if (cfg_.on_group_offsets_lost == L::Fail)
+        throw FatalStop{Error(
+            Disposition::Fatal,
+            "Kafka: " + kafka::to_string(tp) + ": the consumer group has no offset for this partition, but this "
+                "instance loaded it up to offset " + std::to_string(off) + " (log start " + std::to_string(low) +
+                ", high watermark " + std::to_string(high) +
+                "). Either the topic was deleted and re-created (its new records from offset " +
+                std::to_string(low) + " on were never loaded: set kafka.on_group_offsets_lost: beginning), or the "
+                "group's offsets expired (offsets.retention.minutes) or kafka.group_id changed (set "
+                "kafka.on_group_offsets_lost: stored to continue at offset " + std::to_string(off) +
+                "); remove the setting after the restart (docs/kafka-source.md, \"Offset gaps\")")};
+      if (cfg_.on_group_offsets_lost == L::Beginning) {
+        log_->warn("{}: the consumer group has no offset for it; reading it from its log start {} instead of "
+                   "this instance's offset {} (kafka.on_group_offsets_lost: beginning)",
+                   kafka::to_string(tp), low, off);
+        ++deps_.metrics.topics_recreated;
+        off = low;
+      } else {
+        log_->warn("{}: the consumer group has no offset for it; starting at this instance's offset {} "
+                   "(kafka.on_group_offsets_lost: stored)",
+                   kafka::to_string(tp), off);
+      }
+    }
+  }
+}
+
 kafka::OffsetMap Pipeline::Impl::group_starts(const std::vector<TopicPartition>& tps) {
   kafka::OffsetMap out;
   if (tps.empty()) return out;
@@ -292,13 +483,18 @@ kafka::OffsetMap Pipeline::Impl::group_starts(const std::vector<TopicPartition>&
     throw FatalStop{Error(Disposition::Retry, std::string("cannot read where the consumer group's partitions start: ") +
                                                   err->what())};
   const auto& group = std::get<kafka::GroupOffsetMap>(got);
+  std::set<TopicPartition> store_only;
   for (const auto& tp : tps) {
     auto local = committed_.find(tp);
     auto g = group.find(tp);
     if (g == group.end()) {
-      // Never committed to this group (or its offsets expired): this
-      // instance's own record is all there is; else auto.offset.reset.
-      if (local != committed_.end()) out[tp] = local->second;
+      // Never committed to this group, its offsets expired, or the topic
+      // was re-created: this instance's own record is all there is (checked
+      // below); else auto.offset.reset.
+      if (local != committed_.end()) {
+        out[tp] = local->second;
+        store_only.insert(tp);
+      }
       continue;
     }
     const auto m = state::decode_group_meta(g->second.metadata);
@@ -310,7 +506,9 @@ kafka::OffsetMap Pipeline::Impl::group_starts(const std::vector<TopicPartition>&
         out[tp] = local != committed_.end() ? std::max(local->second, g->second.offset) : g->second.offset;
         break;
       case state::GroupMeta::Kind::Pending:
-        if (resolve_pending(m) == PendingFate::Committed) {
+      case state::GroupMeta::Kind::Reference:
+        if ((m.kind == state::GroupMeta::Kind::Pending ? resolve_pending(m) : resolve_reference(m, group)) ==
+            PendingFate::Committed) {
           out[tp] = m.end_offset;
           // Recorded in the group as soon as the partition is ours, so the
           // next owner does not resolve it again.
@@ -321,6 +519,7 @@ kafka::OffsetMap Pipeline::Impl::group_starts(const std::vector<TopicPartition>&
         break;
     }
   }
+  check_start_offsets(out, /*replaying=*/false, store_only);
   return out;
 }
 

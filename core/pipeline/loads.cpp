@@ -1,6 +1,8 @@
 // Opening the per-table Stream Loads, streaming rows into them, memory cap.
 #include "core/pipeline/pipeline_impl.hpp"
 
+#include <limits>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -60,6 +62,15 @@ int Pipeline::Impl::open_txns_in_db(const std::string& db) const {
   return n;
 }
 
+bool Pipeline::Impl::table_list_full(const Target& added) const {
+  std::vector<state::EpochTable> tables;
+  for (const auto& [t, tl] : open_.loads) tables.push_back({t.db, t.table, 1});
+  tables.push_back({added.db, added.table, 1});
+  const auto parts = static_cast<uint32_t>(std::max(1, cfg_.max_loads_per_table));
+  return state::pending_bytes_bound(open_.epoch, std::numeric_limits<int64_t>::max(), cfg_.label_prefix, tables,
+                                    parts) > state::kMaxMetadataBytes;
+}
+
 OpenLoad* Pipeline::Impl::load_for(LoadMap& loads, const Target& target, const decode::Row& row, uint64_t epoch,
                                    bool may_end_epoch) {
   auto it = loads.find(target);
@@ -103,6 +114,19 @@ OpenLoad* Pipeline::Impl::load_for(LoadMap& loads, const Target& target, const d
                                                std::to_string(cfg_.open_txn_budget_per_db) +
                                                ") is too small for one table's load in database " + target.db);
       step(Who::Open, Event::LoadFailedFatal);
+    }
+    return load_for(open_.loads, target, row, open_.epoch, may_end_epoch);
+  }
+  if (may_end_epoch && &loads == &open_.loads && !loads.empty() && table_list_full(target)) {
+    // The epoch's table list goes into the commit point's metadata whole
+    // (state/group_meta.hpp): this table goes to the next epoch.
+    const uint64_t generation = rewind_generation_;
+    const uint64_t ending = open_.epoch;
+    end_open_epoch("table list");
+    if (rewind_generation_ != generation || replay_) return nullptr;
+    if (open_.epoch == ending) {
+      abort_open_epoch_stopping();
+      return nullptr;
     }
     return load_for(open_.loads, target, row, open_.epoch, may_end_epoch);
   }

@@ -134,6 +134,12 @@ class Metrics {
   // and pending epochs of other owners resolved on assignment.
   std::atomic<uint64_t> epochs_fenced{0};
   std::atomic<uint64_t> pending_epochs_resolved{0};
+  // Partitions whose next offset retention had deleted, continued at the log
+  // start under kafka.on_offset_gap: skip; and partitions whose offset was
+  // above the high watermark (topic deleted and re-created), read from the
+  // log start (issue 31).
+  std::atomic<uint64_t> offset_gaps_skipped{0};
+  std::atomic<uint64_t> topics_recreated{0};
   std::atomic<uint64_t> buffered_bytes{0};
   std::atomic<bool> recovered{false};
   // When the Kafka client last reported a connectivity problem.

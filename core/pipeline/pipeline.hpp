@@ -66,6 +66,20 @@ struct PipelineConfig {
   // per table at most (a guard against a runaway walk).
   int probe_parallelism = 8;
   int probe_max_labels = 1000;
+  // kafka.on_offset_gap: skip — a partition whose next offset retention
+  // deleted continues at the log start (logged, counted) instead of
+  // stopping the daemon. Never inside a replay.
+  bool skip_offset_gaps = false;
+  // kafka.on_group_offsets_lost: a partition the consumer group has no
+  // offset for while this instance's state has one, and that offset is
+  // still inside the log. The topic was deleted and re-created (the group's
+  // offsets vanish with it), or the group's offsets expired, or group_id
+  // changed: Kafka cannot tell which (librdkafka 2.0 has no topic ids).
+  // Fail: stop naming the partition; Stored: start at the stored offset
+  // (right after an expiry or a group rename); Beginning: read the
+  // partition from its log start (right for a re-created topic).
+  enum class LostGroupOffsets { Fail, Stored, Beginning };
+  LostGroupOffsets on_group_offsets_lost = LostGroupOffsets::Fail;
 };
 
 struct Dependencies {

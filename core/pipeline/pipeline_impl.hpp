@@ -161,8 +161,17 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // Recovery: did this instance's PRECOMMITTED record pass its commit point?
   bool own_record_passed(const state::EpochRecord& rec);
   PendingFate resolve_pending(const state::GroupMeta& m);
+  // A partition whose metadata refers to the epoch's anchor partition
+  // (state/group_meta.hpp); `known` is what the group was already asked.
+  PendingFate resolve_reference(const state::GroupMeta& m, const kafka::GroupOffsetMap& known);
   // Where newly assigned partitions start, decided by the group.
   kafka::OffsetMap group_starts(const std::vector<TopicPartition>& tps);
+  // Moves or refuses start offsets that are no longer in the log (retention
+  // gap, re-created topic); see group.cpp.
+  // store_only: partitions whose start is this instance's stored offset
+  // because the group has none.
+  void check_start_offsets(kafka::OffsetMap& starts, bool replaying,
+                           const std::set<TopicPartition>& store_only = {});
   // Whether an end offset of tp may be committed to the group now.
   bool may_commit_end(const TopicPartition& tp, int64_t end) const;
   // --- recovery
@@ -243,6 +252,9 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::optional<TableInfo> table_info(const Target& t, const TableSettings& s);
   std::optional<LoadMode> detect_mode(const Target& t, const TableSettings& s);
   int open_txns_in_db(const std::string& db) const;
+  // Whether adding `added` to the open epoch could make its table list
+  // exceed state::kMaxMetadataBytes.
+  bool table_list_full(const Target& added) const;
   state::EpochRecord make_record(uint64_t epoch, std::vector<state::TableTxn> txns) const;
   void publish_partitions();
   // Phase and epochs for /status; cheap unless something changed.

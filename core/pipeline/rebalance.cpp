@@ -46,6 +46,13 @@ kafka::OffsetMap Pipeline::Impl::assign_partitions(const std::vector<TopicPartit
     }
     from_group.push_back(tp);
   }
+  {
+    // The replay's ranges must still be in the log (an empty one reads nothing).
+    kafka::OffsetMap replayed;
+    for (const auto& [tp, off] : out)
+      if (replay_->ranges.at(tp).second > off) replayed[tp] = off;
+    check_start_offsets(replayed, /*replaying=*/true);
+  }
   // The group decides where a partition starts, never this instance's own
   // record of an earlier ownership period: another member may have loaded
   // it since (docs/architecture.md, "Multi-instance protocol").

@@ -48,6 +48,10 @@ void Pipeline::Impl::position_replay() {
   ++rewind_generation_;
   // Before subscribe (recovery) on_assign positions the partitions instead.
   if (!subscribed_) return;
+  kafka::OffsetMap starts;
+  for (const auto& [tp, range] : r.ranges)
+    if (range.second > range.first) starts[tp] = range.first;
+  check_start_offsets(starts, /*replaying=*/true);
   for (const auto& [tp, range] : r.ranges) {
     if (auto err = deps_.source.seek(tp, range.first, std::chrono::seconds(10))) throw FatalStop{*err};
     pos_[tp] = range.second;

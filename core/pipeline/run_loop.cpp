@@ -52,6 +52,15 @@ RunResult Pipeline::Impl::run() {
         }
         group_offsets_pending_.clear();
       }
+      for (const auto& tp : polled.offset_gaps_skipped) {
+        // The source moved tp to its log start (kafka.on_offset_gap: skip);
+        // a replay must not commit what is left of its range.
+        if (replay_ && replay_->ranges.count(tp))
+          throw FatalStop{Error(Disposition::Fatal, "Kafka: " + kafka::to_string(tp) +
+                                                        ": records of a replayed epoch were deleted by retention "
+                                                        "during its replay; it cannot be reloaded exactly")};
+        ++deps_.metrics.offset_gaps_skipped;
+      }
       for (const auto& e : polled.transient) {
         log_->warn("kafka: {}", e.what());
         deps_.metrics.kafka_error_unix_ms = unix_ms();

@@ -64,6 +64,8 @@ TEST_CASE("config: every key of the schema is accepted by the parser", "[config]
   group_id: g
   instance_id: pod-0
   static_membership: true
+  on_offset_gap: skip
+  on_group_offsets_lost: stored
   topics: [a, b]
   topic_regex: "^dbserver1\\..*"
   properties: {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.username": "cdc2doris", "sasl.password": "kafka-secret-1"}
@@ -156,6 +158,9 @@ logging:
     CHECK(full.find(last + ":") != std::string::npos);
   }
   CHECK(c.topics == std::vector<std::string>{"a", "b", "^dbserver1\\..*"});
+  CHECK(c.delivery.skip_offset_gaps);
+  CHECK(c.source_config().skip_offset_gaps);
+  CHECK(c.delivery.on_group_offsets_lost == pipeline::PipelineConfig::LostGroupOffsets::Stored);
   CHECK(c.auto_create);
   CHECK(c.schema_evolution == schema::Policy::Full);
   {

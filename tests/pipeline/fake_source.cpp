@@ -329,6 +329,33 @@ std::variant<kafka::GroupOffsetMap, Error> FakeSource::committed_group(const std
   return out;
 }
 
+void FakeSource::set_log_start(const kafka::TopicPartition& tp, int64_t offset) {
+  std::lock_guard lk(mu_);
+  log_start_[tp] = offset;
+}
+
+void FakeSource::recreate_topic(const std::string& topic) {
+  std::lock_guard lk(mu_);
+  for (auto& [tp, v] : log_)
+    if (tp.topic == topic) v.clear();
+  for (auto* m : {&group_, &log_start_})
+    for (auto it = m->begin(); it != m->end();) it = it->first.topic == topic ? m->erase(it) : std::next(it);
+  for (auto it = group_meta_.begin(); it != group_meta_.end();)
+    it = it->first.topic == topic ? group_meta_.erase(it) : std::next(it);
+}
+
+std::variant<kafka::WatermarkMap, Error> FakeSource::watermarks(const std::vector<TopicPartition>& tps,
+                                                                 std::chrono::milliseconds) {
+  std::lock_guard lk(mu_);
+  kafka::WatermarkMap out;
+  for (const auto& tp : tps) {
+    auto l = log_.find(tp);
+    auto s = log_start_.find(tp);
+    out[tp] = {s == log_start_.end() ? 0 : s->second, l == log_.end() ? 0 : static_cast<int64_t>(l->second.size())};
+  }
+  return out;
+}
+
 void FakeSource::fence_next_group_commits(int n, std::function<void()> on_fence) {
   std::lock_guard lk(mu_);
   fence_commits_ = n;

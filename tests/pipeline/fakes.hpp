@@ -76,6 +76,13 @@ class FakeSource final : public kafka::Source {
   // Runs on the poll thread right after on_revoke returned.
   void set_after_revoke(std::function<void(const std::vector<kafka::TopicPartition>&, bool lost)> hook);
 
+  // Retention: offsets below `offset` are gone as far as watermarks()
+  // reports (poll() still serves them: the pipeline must not ask).
+  void set_log_start(const kafka::TopicPartition& tp, int64_t offset);
+  // The topic deleted and created again, empty: its records and the group's
+  // offsets for it are gone (what the broker does on a topic deletion).
+  void recreate_topic(const std::string& topic);
+
   // --- inspection
   Stats stats() const;
   kafka::OffsetMap group_committed() const;
@@ -97,6 +104,8 @@ class FakeSource final : public kafka::Source {
                                                              std::chrono::milliseconds timeout) override;
   std::variant<kafka::OffsetMap, Error> committed(const std::vector<kafka::TopicPartition>& tps,
                                                   std::chrono::milliseconds timeout) override;
+  std::variant<kafka::WatermarkMap, Error> watermarks(const std::vector<kafka::TopicPartition>& tps,
+                                                      std::chrono::milliseconds timeout) override;
   std::vector<kafka::TopicPartition> assignment() override;
   std::vector<kafka::PartitionLag> lag() override;
   std::optional<Error> close(std::chrono::milliseconds timeout) override;
@@ -119,6 +128,7 @@ class FakeSource final : public kafka::Source {
   std::map<kafka::TopicPartition, int64_t> pos_;  // assigned partitions -> next fetch offset
   std::set<kafka::TopicPartition> paused_;
   kafka::OffsetMap group_;
+  kafka::OffsetMap log_start_;
   std::map<kafka::TopicPartition, std::string> group_meta_;
   std::map<kafka::TopicPartition, std::vector<int64_t>> group_commits_;
   int fence_commits_ = 0;
@@ -242,6 +252,13 @@ class FakeDoris final : public doris::DorisClient {
   // non-blocking collection round sees them still running.
   void delay_commits(const std::string& table, std::chrono::milliseconds delay);
   void heal();  // clears every knob
+
+  // Retention: offsets below `offset` are gone as far as watermarks()
+  // reports (poll() still serves them: the pipeline must not ask).
+  void set_log_start(const kafka::TopicPartition& tp, int64_t offset);
+  // The topic deleted and created again, empty: its records and the group's
+  // offsets for it are gone (what the broker does on a topic deletion).
+  void recreate_topic(const std::string& topic);
 
   // --- inspection
   Stats stats() const;

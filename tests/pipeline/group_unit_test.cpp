@@ -208,6 +208,10 @@ TEST_CASE("group: an epoch rolled forward at startup leaves a partition the grou
   const auto& taken = rec.partitions.front();
   const kafka::TopicPartition tp{taken.topic, taken.partition};
   const int64_t moved_on = taken.end_offset + 5;
+  // The records it loaded further are in the log (an offset above the high
+  // watermark would be a re-created topic).
+  for (int i = 0; i < 20 && env.source.end_offset(tp) < moved_on; ++i) env.produce(10);
+  REQUIRE(env.source.end_offset(tp) >= moved_on);
   env.source.set_group_offset(tp, {moved_on, state::encode_committed(7, "other")});
   const size_t commits_before = env.source.group_commits(tp).size();
   Runner run(env, instance(env, "t"));
@@ -220,7 +224,7 @@ TEST_CASE("group: an epoch rolled forward at startup leaves a partition the grou
   CHECK(env.source.group_committed()[tp] >= moved_on);
 }
 
-TEST_CASE("group metadata: round trip, escaping, and the table list dropped when it would not fit",
+TEST_CASE("group metadata: round trip, escaping, references, and an older daemon's '?'",
           "[pipeline][unit][group]") {
   std::vector<state::EpochTable> tables{{"shop", "orders", 1}, {"shop", "a b,c", 3}, {"x:y", "t;1", 1}};
   auto s = state::encode_pending(42, 1234, "pod-0", tables);
@@ -235,13 +239,27 @@ TEST_CASE("group metadata: round trip, escaping, and the table list dropped when
   CHECK(m.tables == tables);
   CHECK(s.find("a%20b%2Cc*3") != std::string::npos);
 
-  std::vector<state::EpochTable> many;
-  for (int i = 0; i < 2000; ++i) many.push_back({"db", "table_" + std::to_string(i), 1});
-  auto big = state::encode_pending(7, 9, "p", many);
-  CHECK(big.size() <= state::kMaxMetadataBytes);
-  auto mb = state::decode_group_meta(big);
-  CHECK(mb.kind == state::GroupMeta::Kind::Pending);
-  CHECK_FALSE(mb.tables_listed);
+  // An older daemon's "?" (a list that did not fit) is still read; nothing writes it now.
+  auto old = state::decode_group_meta("c2d1 P 7 9 p ?");
+  CHECK(old.kind == state::GroupMeta::Kind::Pending);
+  CHECK_FALSE(old.tables_listed);
+  auto none = state::decode_group_meta(state::encode_pending(7, 9, "p", {}));
+  CHECK(none.kind == state::GroupMeta::Kind::Pending);
+  CHECK(none.tables_listed);
+  CHECK(none.tables.empty());
+
+  auto r = state::decode_group_meta(state::encode_reference(42, 77, "pod 0", "s.shop.t", 3, {"x:y", "t;1", 1}));
+  CHECK(r.kind == state::GroupMeta::Kind::Reference);
+  CHECK(r.epoch == 42);
+  CHECK(r.end_offset == 77);
+  CHECK(r.label_prefix == "pod 0");
+  CHECK(r.anchor_topic == "s.shop.t");
+  CHECK(r.anchor_partition == 3);
+  CHECK(r.witness == state::EpochTable{"x:y", "t;1", 1});
+  auto r0 = state::decode_group_meta(state::encode_reference(4, 7, "p", "t", 0, {"", "", 1}));
+  CHECK(r0.kind == state::GroupMeta::Kind::Reference);
+  CHECK(r0.witness.table.empty());
+  CHECK(state::decode_group_meta("c2d1 R 4 7 p t x db:a").kind == state::GroupMeta::Kind::Legacy);
 
   auto c = state::decode_group_meta(state::encode_committed(5, "p"));
   CHECK(c.kind == state::GroupMeta::Kind::Committed);
@@ -250,4 +268,286 @@ TEST_CASE("group metadata: round trip, escaping, and the table list dropped when
   CHECK(state::decode_group_meta("c2d1 P 1 2 p").kind == state::GroupMeta::Kind::Legacy);
   CHECK(state::decode_group_meta("c2d1 P x 2 p ?").kind == state::GroupMeta::Kind::Legacy);
   CHECK(state::decode_group_meta("c2d1 C 3 p%2").kind == state::GroupMeta::Kind::Legacy);
+}
+
+namespace {
+
+// One record per partition of a `partitions`-partition topic, spread over
+// `tables` tables: every partition and every table is in the epoch.
+void produce_wide(Env& env, int partitions, int tables) {
+  env.source.add_topic("s.shop.wide", partitions);
+  char name[32];
+  for (int t = 0; t < tables; ++t) {
+    std::snprintf(name, sizeof name, "wide_table_%03d", t);
+    env.doris.add_table("shop", name, true);
+  }
+  std::vector<std::pair<TopicPartition, FakeSource::Stored>> records;
+  for (int p = 0; p < partitions; ++p) {
+    std::snprintf(name, sizeof name, "wide_table_%03d", p % tables);
+    const std::string id = std::to_string(p);
+    records.push_back({{"s.shop.wide", p},
+                       {R"({"id":)" + id + "}", R"({"before":null,"after":{"id":)" + id +
+                                                     R"(,"v":"x"},"source":{"db":"shop","table":")" + name +
+                                                     R"("},"op":"c"})"}});
+  }
+  env.source.produce_at_once(std::move(records));
+}
+
+// The group holds the wide topic's end offsets (the Env's other topics are
+// empty); they are committed after the epoch's txns.
+bool wide_caught_up(Env& env) {
+  auto g = env.source.group_committed();
+  for (const auto& tp : env.source.partitions())
+    if (tp.topic == "s.shop.wide" && g[tp] != env.source.end_offset(tp)) return false;
+  return true;
+}
+
+pipeline::PipelineConfig wide_config(const Env& env, const std::string& prefix) {
+  auto c = instance(env, prefix);
+  c.poll_max_messages = 2000;
+  c.epoch_interval = 2s;  // the backlog's end ends the epoch ("caught up")
+  return c;
+}
+
+}  // namespace
+
+// Issue 31: every assigned partition carried the whole table list (~3 KB
+// here), so 500 partitions made a ~1.5 MB OffsetCommit, beyond the broker's
+// 1 MiB message.max.bytes for __consumer_offsets.
+TEST_CASE("group: the commit point of 500 partitions and 200 tables is bounded, and a new owner resolves it",
+          "[pipeline][unit][group]") {
+  Env env;
+  state::MemoryCheckpointStore store_b;
+  produce_wide(env, 500, 200);
+  {
+    auto cfg = wide_config(env, "b");
+    cfg.shutdown_deadline = 100ms;
+    Runner b(env, cfg, false, &store_b);
+    env.doris.fail_all_commits(derr(doris::ErrorKind::ServerError, Disposition::Retry, "FE unavailable"));
+    REQUIRE(b.wait_for([&] {
+      auto l = store_b.latest();
+      return l && l->state == state::EpochState::Precommitted;
+    }));
+    CHECK(b.stop().error);
+  }
+  env.doris.heal();
+  const auto rec = *store_b.latest();
+  std::set<std::string> tables;
+  for (const auto& t : rec.txns) tables.insert(t.table);
+  REQUIRE(tables.size() == 200);
+
+  // The OffsetCommit as the broker stores it: per partition the topic, the
+  // offset and the metadata (~30 bytes of record framing each, not counted).
+  size_t bytes = 0, anchors = 0, references = 0, largest = 0;
+  for (const auto& [tp, go] : env.source.group_committed_with_metadata()) {
+    const auto m = state::decode_group_meta(go.metadata);
+    if (m.epoch != rec.epoch || m.label_prefix != "b") continue;
+    anchors += m.kind == state::GroupMeta::Kind::Pending;
+    references += m.kind == state::GroupMeta::Kind::Reference;
+    bytes += tp.topic.size() + 8 + go.metadata.size();
+    largest = std::max(largest, go.metadata.size());
+  }
+  INFO("commit point: " << bytes << " bytes, largest metadata " << largest);
+  CHECK(anchors == 1);
+  CHECK(references == 499);
+  CHECK(largest <= state::kMaxMetadataBytes);  // offset.metadata.max.bytes: 4096 by default
+  CHECK(bytes < 64 * 1024);
+
+  // A new owner finds the list through the references and commits the epoch.
+  Runner a(env, wide_config(env, "a"));
+  REQUIRE(a.wait_for([&] { return wide_caught_up(env); }));
+  CHECK_FALSE(a.stop().error);
+  CHECK(a.metrics.pending_epochs_resolved >= 1);
+  for (const auto& t : rec.txns) CHECK(env.doris.txn_by_label("shop", t.label)->state == TxnState::Committed);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+TEST_CASE("group: an epoch ends before its table list outgrows the metadata, no table dropped from it",
+          "[pipeline][unit][group]") {
+  Env env;
+  produce_wide(env, 300, 300);
+  Runner run(env, wide_config(env, "t"));
+  REQUIRE(run.wait_for([&] { return wide_caught_up(env); }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(run.metrics.snapshot().epochs_ended_early["table list"] >= 1);
+  for (const auto& rec : env.store.list()) {
+    std::map<std::pair<std::string, std::string>, uint32_t> parts;
+    for (const auto& t : rec.txns) parts[{t.db, t.table}] = std::max(parts[{t.db, t.table}], t.part + 1);
+    std::vector<state::EpochTable> tables;
+    for (const auto& [k, n] : parts) tables.push_back({k.first, k.second, n});
+    CHECK(state::encode_pending(rec.epoch, 1'000'000, "t", tables).size() <= state::kMaxMetadataBytes);
+  }
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+// The partition holding the list moved on (its new owner resolved the epoch
+// and committed its own): the others tell the fate from one label.
+TEST_CASE("group: a reference whose anchor moved on follows the witness label", "[pipeline][unit][group]") {
+  for (const bool committed : {true, false}) {
+    DYNAMIC_SECTION((committed ? "committed" : "aborted")) {
+      Env env;
+      state::MemoryCheckpointStore store_b;
+      env.produce(60);
+      const auto rec = leave_pending(env, store_b, "b");
+      TopicPartition anchor;
+      int64_t anchor_start = 0, anchor_end = 0;
+      for (const auto& [tp, go] : env.source.group_committed_with_metadata())
+        if (state::decode_group_meta(go.metadata).kind == state::GroupMeta::Kind::Pending) anchor = tp;
+      REQUIRE_FALSE(anchor.topic.empty());
+      for (const auto& p : rec.partitions)
+        if (TopicPartition{p.topic, p.partition} == anchor) {
+          anchor_start = p.start_offset;
+          anchor_end = p.end_offset;
+        }
+      // What the anchor's new owner did: resolved the epoch, then committed
+      // an epoch of its own there.
+      for (const auto& t : rec.txns) {
+        if (committed) REQUIRE(std::holds_alternative<doris::TxnOutcome>(env.doris.commit("shop", t.txn_id)));
+        else env.doris.expire_txn(t.txn_id);
+      }
+      env.source.set_group_offset(anchor, {committed ? anchor_end : anchor_start, state::encode_committed(9, "other")});
+      env.produce(50);
+      Runner a(env, instance(env, "a"));
+      REQUIRE(a.wait_for([&] { return env.caught_up(); }));
+      CHECK_FALSE(a.stop().error);
+      check_doris_matches(env, env.end_offsets());
+      check_txns_clean(env);
+    }
+  }
+}
+
+namespace {
+
+// Loads `n` records and stops; then `more` records arrive.
+void load_then_produce(Env& env, size_t n, size_t more) {
+  env.produce(n);
+  {
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    REQUIRE_FALSE(run.stop().error);
+  }
+  env.produce(more);
+}
+
+}  // namespace
+
+// Issue 31: with auto.offset.reset=earliest librdkafka continued at the log
+// start, skipping the deleted records with only a warning of its own.
+TEST_CASE("group: a next offset deleted by retention stops the daemon naming the gap", "[pipeline][unit][group]") {
+  Env env;
+  load_then_produce(env, 80, 80);
+  const TopicPartition tp = env.source.partitions().front();
+  const int64_t committed = env.source.group_committed()[tp];
+  REQUIRE(env.source.end_offset(tp) > committed + 2);
+  env.source.set_log_start(tp, committed + 2);
+  Runner run(env, env.config());
+  auto r = run.await_end();
+  REQUIRE(r.error);
+  CHECK(r.error->disposition() == Disposition::Fatal);
+  const std::string msg = r.error->what();
+  CHECK_THAT(msg, Catch::Contains(kafka::to_string(tp)));
+  CHECK_THAT(msg, Catch::Contains(std::to_string(committed)));
+  CHECK_THAT(msg, Catch::Contains("log-start offset " + std::to_string(committed + 2)));
+  CHECK_THAT(msg, Catch::Contains("kafka.on_offset_gap: skip"));
+  // Nothing of the partition after the gap was loaded.
+  CHECK(env.source.group_committed()[tp] == committed);
+}
+
+TEST_CASE("group: kafka.on_offset_gap skip continues at the log start, counted", "[pipeline][unit][group]") {
+  Env env;
+  load_then_produce(env, 80, 80);
+  const TopicPartition tp = env.source.partitions().front();
+  const int64_t committed = env.source.group_committed()[tp];
+  env.source.set_log_start(tp, committed + 2);
+  auto cfg = env.config();
+  cfg.skip_offset_gaps = true;
+  Runner run(env, cfg);
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(run.metrics.offset_gaps_skipped == 1);
+  CHECK(env.source.stats().seeks.empty());  // started at the log start, not sought there later
+}
+
+// Issue 31: the group's offsets vanish with a deleted topic, and this
+// instance's stored offset (from the old topic) was used: the new topic's
+// first records were never loaded.
+TEST_CASE("group: a topic deleted and re-created with fewer records is read from its start",
+          "[pipeline][unit][group]") {
+  Env env;
+  load_then_produce(env, 120, 0);
+  const TopicPartition tp = env.source.partitions().front();
+  const int64_t old_end = env.source.end_offset(tp);
+  REQUIRE(old_end > 3);
+  env.source.recreate_topic(tp.topic);
+  // Fewer records than before, with rows of their own.
+  env.doris.add_table("shop", "recreated", true);
+  for (int i = 0; i < 3; ++i)
+    env.source.produce(tp.topic, tp.partition, R"({"id":)" + std::to_string(1000 + i) + "}",
+                       R"({"before":null,"after":{"id":)" + std::to_string(1000 + i) +
+                           R"(},"source":{"db":"shop","table":"recreated"},"op":"c"})");
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.source.group_committed()[tp] == 3; }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(run.metrics.topics_recreated >= 1);
+  CHECK(env.doris.tables().at("shop.recreated").rows.size() == 3);
+}
+
+// A re-created topic that already holds more records than this instance's
+// old offset cannot be told from expired group offsets: never a silent skip.
+TEST_CASE("group: group offsets gone while the stored offset is inside the log stop the daemon, or follow the setting",
+          "[pipeline][unit][group]") {
+  Env env;
+  load_then_produce(env, 60, 0);
+  const TopicPartition tp = env.source.partitions().front();
+  const int64_t old_end = env.source.end_offset(tp);
+  env.source.recreate_topic(tp.topic);
+  env.doris.add_table("shop", "recreated", true);
+  const int64_t n = old_end + 5;
+  for (int64_t i = 0; i < n; ++i)
+    env.source.produce(tp.topic, tp.partition, R"({"id":)" + std::to_string(1000 + i) + "}",
+                       R"({"before":null,"after":{"id":)" + std::to_string(1000 + i) +
+                           R"(},"source":{"db":"shop","table":"recreated"},"op":"c"})");
+  {
+    Runner run(env, env.config());
+    auto r = run.await_end();
+    REQUIRE(r.error);
+    CHECK(r.error->disposition() == Disposition::Fatal);
+    CHECK_THAT(std::string(r.error->what()), Catch::Contains("kafka.on_group_offsets_lost: beginning"));
+    CHECK(env.doris.tables().at("shop.recreated").rows.empty());
+  }
+  auto cfg = env.config();
+  cfg.on_group_offsets_lost = pipeline::PipelineConfig::LostGroupOffsets::Beginning;
+  Runner run(env, cfg);
+  REQUIRE(run.wait_for([&] { return env.source.group_committed()[tp] == n; }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(env.doris.tables().at("shop.recreated").rows.size() == static_cast<size_t>(n));
+}
+
+// Issue 31: a replay whose range retention deleted must not commit partial
+// replacement loads; kafka.on_offset_gap: skip does not apply to it.
+TEST_CASE("group: a replay whose range was deleted stops before loading anything", "[pipeline][unit][group]") {
+  Env env;
+  env.produce(60);
+  const auto rec = leave_pending(env, env.store, "t");
+  const state::PartitionRange* range = nullptr;
+  for (const auto& p : rec.partitions)
+    if (p.end_offset > p.start_offset + 1) range = &p;
+  REQUIRE(range != nullptr);
+  REQUIRE_FALSE(rec.txns.empty());
+  const auto lost = rec.txns.front();
+  env.doris.expire_txn(lost.txn_id);
+  env.source.set_log_start({range->topic, range->partition}, range->start_offset + 1);
+  auto cfg = instance(env, "t");
+  cfg.skip_offset_gaps = true;
+  Runner run(env, cfg);
+  auto r = run.await_end();
+  REQUIRE(r.error);
+  CHECK(r.error->disposition() == Disposition::Fatal);
+  CHECK_THAT(std::string(r.error->what()), Catch::Contains("replay"));
+  CHECK(env.store.get(rec.epoch)->state == state::EpochState::Precommitted);
+  for (const auto& t : env.doris.txns())
+    if (t.label == lost.label) CHECK(t.state != TxnState::Committed);
+  CHECK(run.metrics.offset_gaps_skipped == 0);
 }

@@ -36,8 +36,13 @@ std::vector<TableVerdict> verify_against_reference(Emulator& emu, const std::str
       throw std::runtime_error("reference load into ref_" + db + "." + table + " failed: " + res.body);
     body.clear();
   };
+  // Each record's offset, as the broker assigns them (records are produced
+  // in order per partition): the decoder tells Debezium's tombstone right
+  // after a delete by its offset.
+  std::map<std::pair<std::string, int32_t>, int64_t> next_offset;
   for (const auto& r : records) {
-    decode::KafkaRecord rec{r.topic, r.partition, 0, std::string_view(r.key), std::nullopt, {}};
+    const int64_t offset = next_offset[{r.topic, r.partition}]++;
+    decode::KafkaRecord rec{r.topic, r.partition, offset, std::string_view(r.key), std::nullopt, {}};
     if (r.value) rec.value = std::string_view(*r.value);
     if (auto err = decoder.decode(rec, change)) throw std::runtime_error("reference decode: " + err->message());
     if (change.kind != decode::Kind::Change) continue;

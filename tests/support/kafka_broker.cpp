@@ -37,7 +37,7 @@ std::vector<std::string> java_args(const std::string& main_class, const std::str
 }
 }  // namespace
 
-KafkaBroker::KafkaBroker() : dir_("cdc2doris-kafka") {
+KafkaBroker::KafkaBroker(const std::string& extra_properties) : dir_("cdc2doris-kafka") {
   port_ = free_port();
   controller_port_ = free_port();
   while (controller_port_ == port_) controller_port_ = free_port();
@@ -62,7 +62,11 @@ KafkaBroker::KafkaBroker() : dir_("cdc2doris-kafka") {
         << "group.min.session.timeout.ms=500\n"
         << "auto.create.topics.enable=false\n"
         << "num.partitions=1\n"
-        << "log.flush.interval.messages=9223372036854775807\n";
+        << "log.flush.interval.messages=9223372036854775807\n"
+        // The log cleaner looks for dirty compacted logs every 15 s by
+        // default; compaction tests need it within a second.
+        << "log.cleaner.backoff.ms=500\n"
+        << extra_properties;
   props.close();
 
   auto fmt = java_args("kafka.tools.StorageTool", "");

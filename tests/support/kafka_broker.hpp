@@ -15,7 +15,8 @@ namespace cdc2doris::test {
 
 class KafkaBroker {
  public:
-  KafkaBroker();
+  // extra_properties: more server.properties lines ("key=value\n").
+  explicit KafkaBroker(const std::string& extra_properties = "");
   ~KafkaBroker();
 
   // One broker per test binary, started on first use: a JVM start costs
@@ -23,8 +24,9 @@ class KafkaBroker {
   static KafkaBroker& shared();
 
   const std::string& bootstrap() const { return bootstrap_; }
-  void create_topic(const std::string& topic, int partitions) const {
-    test::create_topic(bootstrap_, topic, partitions);
+  void create_topic(const std::string& topic, int partitions,
+                    const std::map<std::string, std::string>& configs = {}) const {
+    test::create_topic(bootstrap_, topic, partitions, configs);
   }
   void add_partitions(const std::string& topic, int total) const { test::add_partitions(bootstrap_, topic, total); }
   void produce(const std::string& topic, const std::vector<TestRecord>& records) const {

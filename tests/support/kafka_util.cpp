@@ -127,10 +127,20 @@ std::string admin_request(rd_kafka_t* rk, const std::function<void(rd_kafka_queu
 }  // namespace
 
 void create_topic(const std::string& bootstrap, const std::string& topic, int partitions) {
+  create_topic(bootstrap, topic, partitions, {});
+}
+
+void create_topic(const std::string& bootstrap, const std::string& topic, int partitions,
+                  const std::map<std::string, std::string>& configs) {
   Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap);
   char err[512];
   rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, err, sizeof err);
   if (nt == nullptr) throw std::runtime_error(std::string("NewTopic: ") + err);
+  for (const auto& [k, v] : configs)
+    if (rd_kafka_NewTopic_set_config(nt, k.c_str(), v.c_str()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_NewTopic_destroy(nt);
+      throw std::runtime_error("NewTopic config " + k);
+    }
   const std::string failure = admin_request(
       rk.get(), [&](rd_kafka_queue_t* q) { rd_kafka_CreateTopics(rk.get(), &nt, 1, nullptr, q); },
       [](rd_kafka_event_t* ev, size_t* n) {
@@ -142,6 +152,62 @@ void create_topic(const std::string& bootstrap, const std::string& topic, int pa
   // Metadata propagates asynchronously; wait until the leader is known so the
   // first produce does not race it.
   wait_for_partition_count(rk.get(), topic, partitions);
+}
+
+void delete_topic(const std::string& bootstrap, const std::string& topic) {
+  Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap);
+  rd_kafka_DeleteTopic_t* dt = rd_kafka_DeleteTopic_new(topic.c_str());
+  const std::string failure = admin_request(
+      rk.get(), [&](rd_kafka_queue_t* q) { rd_kafka_DeleteTopics(rk.get(), &dt, 1, nullptr, q); },
+      [](rd_kafka_event_t* ev, size_t* n) {
+        return rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), n);
+      });
+  rd_kafka_DeleteTopic_destroy(dt);
+  if (!failure.empty()) throw std::runtime_error("delete topic " + topic + ": " + failure);
+  // Gone from the metadata before it may be created again.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      partition_count(rk.get(), topic);
+    } catch (const std::exception&) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw std::runtime_error("topic " + topic + " still in the metadata after its deletion");
+}
+
+void delete_records(const std::string& bootstrap, const std::string& topic, int32_t partition, int64_t before) {
+  Handle rk = make_handle(RD_KAFKA_PRODUCER, bootstrap);
+  TopicPartitions l(rd_kafka_topic_partition_list_new(1), &rd_kafka_topic_partition_list_destroy);
+  rd_kafka_topic_partition_list_add(l.get(), topic.c_str(), partition)->offset = before;
+  rd_kafka_DeleteRecords_t* dr = rd_kafka_DeleteRecords_new(l.get());
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk.get());
+  rd_kafka_DeleteRecords(rk.get(), &dr, 1, nullptr, q);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30000);
+  std::string failure;
+  if (ev == nullptr) {
+    failure = "timed out";
+  } else if (rd_kafka_event_error(ev)) {
+    failure = rd_kafka_event_error_string(ev);
+  } else {
+    const rd_kafka_topic_partition_list_t* res =
+        rd_kafka_DeleteRecords_result_offsets(rd_kafka_event_DeleteRecords_result(ev));
+    for (int i = 0; res && i < res->cnt; ++i)
+      if (res->elems[i].err) failure = rd_kafka_err2str(res->elems[i].err);
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_DeleteRecords_destroy(dr);
+  if (!failure.empty()) throw std::runtime_error("delete records of " + topic + ": " + failure);
+}
+
+std::pair<int64_t, int64_t> watermarks(const std::string& bootstrap, const std::string& topic, int32_t partition) {
+  Handle rk = make_handle(RD_KAFKA_CONSUMER, bootstrap, {{"group.id", "watermarks"}});
+  int64_t low = -1, high = -1;
+  rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(rk.get(), topic.c_str(), partition, &low, &high, 10000);
+  if (e) throw std::runtime_error(std::string("watermarks: ") + rd_kafka_err2str(e));
+  return {low, high};
 }
 
 void add_partitions(const std::string& bootstrap, const std::string& topic, int total) {

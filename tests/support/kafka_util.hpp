@@ -29,6 +29,15 @@ struct ConsumedRecord {
 };
 
 void create_topic(const std::string& bootstrap, const std::string& topic, int partitions);
+// configs: topic-level configs (cleanup.policy, segment.ms, ...).
+void create_topic(const std::string& bootstrap, const std::string& topic, int partitions,
+                  const std::map<std::string, std::string>& configs);
+// DeleteTopics; returns once the metadata no longer shows the topic.
+void delete_topic(const std::string& bootstrap, const std::string& topic);
+// DeleteRecords: moves the partition's log start to `before`.
+void delete_records(const std::string& bootstrap, const std::string& topic, int32_t partition, int64_t before);
+// {log start, high watermark}.
+std::pair<int64_t, int64_t> watermarks(const std::string& bootstrap, const std::string& topic, int32_t partition);
 // Grows `topic` to `total` partitions (CreatePartitions) and waits until the
 // metadata shows them.
 void add_partitions(const std::string& bootstrap, const std::string& topic, int total);

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -217,6 +218,26 @@ struct Decoder::Impl {
   std::vector<std::string> key_names;
   // Per topic, the hint of its last record: the prediction for the next one.
   std::unordered_map<std::string, const SchemaNode*, TransparentHash, std::equal_to<>> hint_by_topic_;
+  // The source identity of each topic's changes, for its tombstones, which
+  // carry none (issue 31). `several`: the topic carries more than one table
+  // (a Debezium topic router), so a tombstone's table is unknown.
+  struct TopicIdentity {
+    std::string db, schema, table;
+    bool several = false;
+  };
+  std::unordered_map<std::string, TopicIdentity, TransparentHash, std::equal_to<>> identity_by_topic_;
+  const TopicIdentity* last_identity_ = nullptr;  // the previous change's topic entry
+  std::string last_identity_topic_;
+  // Per partition, the last delete with a key: the tombstone Debezium
+  // writes right after it (the next offset, same key) deletes nothing more,
+  // and loading it would split the table's load (a key-only row is another
+  // column set). By offset, so the verdict does not depend on how the
+  // partitions' records interleave.
+  struct LastDelete {
+    int64_t offset = -1;
+    std::string key;
+  };
+  std::map<std::pair<std::string, int32_t>, LastDelete> last_delete_;
   simdjson::dom::parser json_text_checker;  // check_json_text()'s validation pass
 
   explicit Impl(DecoderOptions o);
@@ -559,6 +580,23 @@ struct Decoder::Impl {
   bool key_changed(const Change& c) const;
 
   void delete_from_key(Change& c, const std::optional<Failure>& key_failure);
+  // A null value: a delete of the key in every envelope (the `d` before it
+  // may have been compacted away); skipped without a key or a table.
+  void decode_tombstone(const KafkaRecord& rec, Change& c, const std::optional<Failure>& key_failure, bool flattened);
+  void remember_identity(std::string_view topic, const Change& c);
+  // After a record decoded without error.
+  void note_decoded(const KafkaRecord& rec, const Change& c) {
+    if (c.kind != Kind::Change || c.op != 'd' || !rec.key) return;
+    if (last_delete_.size() >= 4096) last_delete_.clear();  // bounded, like the schema caches
+    LastDelete& d = last_delete_[{std::string(rec.topic), rec.partition}];
+    d.offset = rec.offset;
+    d.key.assign(*rec.key);
+  }
+  bool follows_delete(const KafkaRecord& rec) const {
+    if (!rec.key || last_delete_.empty()) return false;
+    auto it = last_delete_.find({std::string(rec.topic), rec.partition});  // tombstones only: rare
+    return it != last_delete_.end() && it->second.offset + 1 == rec.offset && it->second.key == *rec.key;
+  }
 
   const SchemaNode* hint_for(const Change& c) const;
 
