@@ -84,6 +84,7 @@ std::string encode_pending(uint64_t epoch, int64_t end_offset, std::string_view 
       first = false;
       list += esc(t->table);
       if (t->parts > 1) list += '*' + std::to_string(t->parts);
+      for (size_t i = 0; i < t->order.size(); ++i) list += (i == 0 ? '/' : '.') + std::to_string(t->order[i]);
     }
   }
   if (head.size() + list.size() > max_bytes || list.empty()) return head + "?";
@@ -128,7 +129,22 @@ GroupMeta decode_group_meta(std::string_view s) {
       auto name = unesc(tpart.substr(0, star));
       if (!name || name->empty()) return legacy;
       t.table = *name;
-      if (star != std::string_view::npos && (!num(tpart.substr(star + 1), t.parts) || t.parts == 0)) return legacy;
+      if (star != std::string_view::npos) {
+        auto count = tpart.substr(star + 1);
+        const auto slash = count.find('/');
+        if (!num(count.substr(0, slash), t.parts) || t.parts == 0) return legacy;
+        if (slash != std::string_view::npos) {
+          // A permutation of 0 .. parts-1, or the metadata is not ours.
+          std::vector<bool> seen(t.parts, false);
+          for (auto n : split(count.substr(slash + 1), '.')) {
+            uint32_t part = 0;
+            if (!num(n, part) || part >= t.parts || seen[part]) return legacy;
+            seen[part] = true;
+            t.order.push_back(part);
+          }
+          if (t.order.size() != t.parts) return legacy;
+        }
+      }
       m.tables.push_back(std::move(t));
     }
   }

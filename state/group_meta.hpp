@@ -7,7 +7,9 @@
 //             epoch's *start* offset at the fenced commit point, before any
 //             of its txns commits. <tables> lists what the epoch loaded so a
 //             new owner can derive every label: "db:t1,t2*3;db2:t9" (a table
-//             with n > 1 parts is written t*n), or "?" when the list would
+//             with n > 1 parts is written t*n; "t*3/0.2.1" when its parts
+//             commit in another order than their labels' part numbers, the
+//             label parts in commit order), or "?" when the list would
 //             not fit into the broker's offset.metadata.max.bytes (4096 by
 //             default; kMaxMetadataBytes keeps well below it).
 //   committed "c2d1 C <epoch> <prefix>"                  — committed with the
@@ -29,6 +31,10 @@ struct EpochTable {
   std::string db;
   std::string table;
   uint32_t parts = 1;  // labels part 0 .. parts-1
+  // The labels' part numbers in commit order, when that is not 0, 1, ...:
+  // a sequence-mode table commits its loads of full rows and deletes before
+  // the partial ones, whatever order they were created (and labelled) in.
+  std::vector<uint32_t> order;
   bool operator==(const EpochTable&) const = default;
 };
 

@@ -17,6 +17,11 @@ std::variant<GroupOffsetMap, Error> Source::committed_group(const std::vector<To
   return without_metadata(committed(tps, timeout));
 }
 
+std::optional<Error> Source::read_range(const Ranges&, const std::function<void(const Message&)>&,
+                                        std::chrono::milliseconds) {
+  return Error(Disposition::Retry, "this Kafka source cannot read a range outside its assignment");
+}
+
 std::variant<OffsetMap, Error> offsets_only(std::variant<GroupOffsetMap, Error> r) {
   if (auto* err = std::get_if<Error>(&r)) return std::move(*err);
   OffsetMap out;

@@ -66,6 +66,11 @@ struct PipelineConfig {
   // per table at most (a guard against a runaway walk).
   int probe_parallelism = 8;
   int probe_max_labels = 1000;
+  // The operator's verdict on an epoch whose outcome Doris can no longer
+  // prove (a txn Doris forgot, of a table where a replay duplicates rows;
+  // docs/operations.md): applies to this epoch only (0: none).
+  uint64_t unproven_epoch = 0;
+  bool unproven_epoch_committed = false;  // true: its rows are in Doris; false: replay it
 };
 
 struct Dependencies {

@@ -136,8 +136,8 @@ struct World {
   // Runs until every record was processed in this run (`records` more than
   // before) or, with records = 0, until the store holds a committed epoch;
   // then stops (which ends and commits the open epoch).
-  pipeline::RunResult run(pipeline::PipelineConfig cfg, uint64_t records) {
-    pipeline::Dependencies deps{source, *client, store, *router, metrics, nullptr};
+  pipeline::RunResult run(pipeline::PipelineConfig cfg, uint64_t records, state::CheckpointStore* other = nullptr) {
+    pipeline::Dependencies deps{source, *client, other ? *other : store, *router, metrics, nullptr};
     pipeline::Pipeline p(cfg, decoding, deps);
     std::optional<pipeline::RunResult> result;
     const uint64_t want = metrics.records_consumed.load() + records;
@@ -240,4 +240,57 @@ TEST_CASE("partial rows: a multi-load epoch whose pre-commits Doris dropped is r
                                                              R"({"id":3,"v":"q","big":"P2","seq":null})"});
   CHECK(w.emu.rows("d", "seqt") == std::vector<std::string>{R"({"id":1,"v":"e","big":"B3","seq":1130})",
                                                              R"({"id":3,"v":"q","big":"P2","seq":1110})"});
+}
+
+// Issue 31 (8): a new owner resolving another member's pending epoch knows
+// only its labels. A sequence-mode table's parts commit full rows and
+// deletes first, whatever order they were labelled in; committing them in
+// label order applied partial rows before the deletes that precede them.
+TEST_CASE("partial rows: a new owner commits a pending sequence-mode epoch in its commit order, not label order",
+          "[pipeline][partial]") {
+  World w;
+  // The table's first row is partial (label part 0); a full row of key 2
+  // opens part 1, which commits first; key 2's partial update joins part 0.
+  // Committed in label order, the partial row lands on a key without a row
+  // and outranks (higher sequence) the full row that should precede it.
+  const std::vector<Change> rows{
+      {1, 'u', row(1, "b", kToast)},
+      {2, 'c', row(2, "x", "X2")},
+      {2, 'u', row(2, "y", kToast)},
+  };
+  int64_t lsn = 1000;
+  for (const auto& c : rows)
+    w.source.produce("pg.d.seqt", 0, "{\"id\":" + std::to_string(c.id) + "}", pg("seqt", c.op, lsn += 10, c.after));
+  // Member A records the epoch and passes its commit point; every commit
+  // fails until it stops, so the group names the epoch pending.
+  w.emu.fault(R"({"type":"fail_commit","count":100000})");
+  auto cfg = w.config();
+  cfg.shutdown_deadline = 300ms;
+  auto res = w.run(cfg, rows.size());
+  REQUIRE(res.error);
+  auto rec = w.store.latest();
+  REQUIRE(rec);
+  REQUIRE(rec->state == state::EpochState::Precommitted);
+  std::vector<std::string> commit_order;
+  for (const auto& t : rec->txns) commit_order.push_back(t.label);
+  REQUIRE(commit_order == std::vector<std::string>{"pr_d_seqt_1-1", "pr_d_seqt_1"});
+  w.emu.clear_faults();
+
+  // Member B (its own state and prefix) gets the partition and resolves A's epoch.
+  state::MemoryCheckpointStore store_b;
+  auto cfg_b = w.config();
+  cfg_b.label_prefix = "pb";
+  const kafka::TopicPartition tp{"pg.d.seqt", 0};
+  pipeline::Dependencies deps{w.source, *w.client, store_b, *w.router, w.metrics, nullptr};
+  pipeline::Pipeline b(cfg_b, w.decoding, deps);
+  std::optional<pipeline::RunResult> rb;
+  std::thread t([&] { rb = b.run(); });
+  w.source.wait_for([&] { return w.source.group_committed()[tp] == w.source.end_offset(tp); }, 20s);
+  b.request_stop();
+  t.join();
+  REQUIRE(rb);
+  CHECK_FALSE(rb->error);
+  CHECK(w.metrics.pending_epochs_resolved >= 1);
+  const auto got = w.emu.rows("d", "seqt");
+  CHECK(std::find(got.begin(), got.end(), R"({"id":2,"v":"y","big":"X2","seq":1030})") != got.end());
 }
