@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <map>
 #include <set>
 #include <memory>
@@ -43,6 +44,12 @@ struct Config {
   std::string data_dir;                   // empty: memory only
   int64_t precommit_timeout_s = 3600;     // stream_load_default_precommit_timeout_second
   int64_t label_retention_s = 43200;      // streaming_label_keep_max_second
+  // Finished txns kept per database beyond which the oldest are forgotten
+  // (label_num_threshold; <= 0: age only), and the period of the cleaner that
+  // forgets them (transaction_clean_interval_second). Both FE Config.java;
+  // rule in DatabaseTransactionMgr.unprotectedRemoveUselessTxns.
+  int64_t label_num_threshold = 2000;
+  int64_t txn_clean_interval_s = 30;
   int64_t max_running_txns = 10000;       // max_running_txn_num_per_db (newest master)
   int64_t default_load_timeout_s = 259200;
   int64_t streaming_load_max_mb = 10240;
@@ -93,6 +100,10 @@ struct Database {
   std::string name;
   std::map<std::string, std::unique_ptr<Table>> tables;
   std::unordered_map<std::string, std::vector<int64_t>> labels;
+  // Ids of finished (VISIBLE/ABORTED) txns in the order they became final:
+  // Doris' finalStatusTransactionStateDequeShort (every emulator txn is a
+  // stream load, a "short" txn). The cleaner forgets from its front.
+  std::deque<int64_t> finished;
 };
 
 enum class TxnState { Prepare, Precommitted, Committed, Visible, Aborted };
@@ -268,6 +279,8 @@ class Engine {
   friend class LoadImpl;
   void apply_visible(Txn& t);
   void forget_txn(int64_t id);
+  void note_final(const Txn& t);
+  void remove_useless_txns(Database& db, int64_t now);
   void wal_write(const std::string& rec, bool sync);
   void replay(std::string_view rec);
   void exec_sql_inner(const std::string& db, const std::string& stmt, std::string* result_json, bool replaying);
@@ -281,7 +294,7 @@ class Engine {
   // keeps the running-txn count and the housekeeping tick proportional to the
   // live txns instead of every txn ever begun (which made them quadratic).
   mutable std::set<int64_t> live_txns_;
-  int64_t last_retention_scan_ms_ = 0;
+  int64_t last_clean_ms_ = 0;
   int64_t next_txn_id_ = 1001;
   int64_t next_db_id_ = 10001;
   int64_t next_table_id_ = 20001;

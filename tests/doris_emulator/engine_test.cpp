@@ -325,6 +325,7 @@ TEST_CASE("timeouts, label retention and running-txn limit", "[emulator][txn]") 
   Config c;
   c.precommit_timeout_s = 5;
   c.label_retention_s = 10;
+  c.txn_clean_interval_s = 1;
   c.max_running_txns = 2;
   Fix f(c);
   f.e.execute_sql("d", "CREATE TABLE t (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
@@ -345,6 +346,50 @@ TEST_CASE("timeouts, label retention and running-txn limit", "[emulator][txn]") 
   CHECK(S(f.txn("commit", a), "msg") == kFe + "transaction [" + a + "] not found");
   auto again = f.load("t", "1\n", h);
   CHECK(S(again, "Status") == "Success");
+}
+
+TEST_CASE("finished txns forgotten by count, oldest first, by the periodic cleaner", "[emulator][txn]") {
+  // label_num_threshold per database (DatabaseTransactionMgr.unprotectedRemoveUselessTxns):
+  // beyond it the oldest finished txns go, whatever their age; running ones never count.
+  cdc2doris::test::TempDir dir("emu-label-count");
+  Config c;
+  c.data_dir = dir.path().string();
+  c.label_num_threshold = 3;
+  c.txn_clean_interval_s = 30;
+  std::vector<std::string> ids;
+  {
+    Fix f(c);
+    f.e.execute_sql("d", "CREATE TABLE t (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+    f.e.execute_sql("d", "CREATE TABLE t2 (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+    const int64_t t0 = now_ms();
+    f.e.tick(t0);  // the cleaner's first round: nothing finished yet
+    for (int i = 1; i <= 4; ++i) {
+      auto r = f.load(i % 2 ? "t" : "t2", std::to_string(i) + "\n", {{"label", "l" + std::to_string(i)}});
+      REQUIRE(S(r, "Status") == "Success");
+      ids.push_back(std::to_string(I(r, "TxnId")));
+    }
+    // Aborted txns count too; a running (PRECOMMITTED) one does not.
+    auto ab = f.load("t", "5\n", {{"label", "l5"}, {"two_phase_commit", "true"}});
+    ids.push_back(std::to_string(I(ab, "TxnId")));
+    f.txn("abort", ids.back());
+    auto run = f.load("t", "6\n", {{"label", "l6"}, {"two_phase_commit", "true"}});
+    const std::string running = std::to_string(I(run, "TxnId"));
+    f.e.tick(t0 + 10000);  // between two cleaner rounds: nothing forgotten yet
+    CHECK(S(f.load("t", "1\n", {{"label", "l1"}}), "Status") == "Label Already Exists");
+    f.e.tick(t0 + 30000);
+    // Five finished in one database (two tables), threshold 3: the two oldest go.
+    CHECK(S(f.txn("commit", ids[0]), "msg") == kFe + "transaction [" + ids[0] + "] not found");
+    CHECK(S(f.txn("commit", ids[1]), "msg") == kFe + "transaction [" + ids[1] + "] not found");
+    CHECK_THAT(S(f.txn("commit", ids[2]), "msg"), Catch::Matchers::Contains("already visible"));
+    CHECK(S(f.txn("commit", running), "status") == "Success");  // became final after the round
+  }
+  // The order of finishing survives a restart: the next round forgets l3
+  // (oldest of l3, l4, l5-aborted, l6) and keeps the newest three.
+  Fix g(c);
+  g.e.tick(now_ms());
+  CHECK(S(g.txn("commit", ids[2]), "msg") == kFe + "transaction [" + ids[2] + "] not found");
+  CHECK_THAT(S(g.txn("commit", ids[3]), "msg"), Catch::Matchers::Contains("already visible"));
+  CHECK(S(g.load("t", "2\n", {{"label", "l2"}}), "Status") == "Success");  // a forgotten label is free again
 }
 
 TEST_CASE("unique model: upsert, delete sign, sequence column, merge types", "[emulator][model]") {

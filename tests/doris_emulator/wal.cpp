@@ -188,6 +188,7 @@ void Engine::replay(std::string_view rec) {
         t->finish_ms = r.i64();
         t->abort_reason = r.s();
         t->rows.clear();
+        note_final(*t);
       }
       break;
     }
