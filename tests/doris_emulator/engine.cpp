@@ -275,6 +275,7 @@ void Engine::tick(int64_t now) {
     }
     if (t.state == TxnState::Visible || t.state == TxnState::Aborted) live_txns_.erase(id);
   }
+  advance_alter_jobs(now);
   // Finished txns and their labels are forgotten by Doris' txn cleaner, a
   // daemon running every transaction_clean_interval_second (FE Config.java),
   // not as soon as they qualify.

@@ -17,7 +17,7 @@ const char* kUsage =
     "                      [--data-dir DIR] [--precommit-timeout-s N] [--label-retention-s N]\n"
     "                      [--max-running-txns N] [--streaming-load-max-mb N] [--streaming-load-json-max-mb N]\n"
     "                      [--load-timeout-s N] [--count-only] [--no-fsync] [--host ADDR] [--query-port N]\n"
-    "                      [--label-num-threshold N] [--txn-clean-interval-s N]\n";
+    "                      [--label-num-threshold N] [--txn-clean-interval-s N] [--alter-job-ms N]\n";
 
 int64_t to_int(const std::string& flag, const std::string& v) {
   try {
@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
         std::string v = val();
         cfg.label_num_threshold = v == "-1" ? -1 : to_int(a, v);  // Doris: <= 0 forgets by age only
       }
+      else if (a == "--alter-job-ms") cfg.alter_job_ms = to_int(a, val());
       else if (a == "--txn-clean-interval-s") {
         cfg.txn_clean_interval_s = to_int(a, val());
         if (cfg.txn_clean_interval_s < 1) throw std::invalid_argument("--txn-clean-interval-s must be at least 1");

@@ -193,6 +193,8 @@ void Engine::replay(std::string_view rec) {
       break;
     }
     case 'F': forget_txn(r.i64()); break;
+    case 'J':
+    case 'K': replay_alter_job(type, rec); break;
     default: throw std::runtime_error("unknown wal record type");
   }
 }
