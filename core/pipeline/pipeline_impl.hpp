@@ -252,6 +252,9 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   Prepared refuse(state::DdlRecord& rec, TableDdl& td, const std::string& statement, const std::string& why,
                   const kafka::Message* msg);
   Prepared schemaless_keys(const Target& t, TableDdl& td, const kafka::Message& msg);
+  // Waits until the table has no unfinished schema-change job in Doris (a
+  // heavy ALTER runs as one); *cancelled gets a cancelled job's message.
+  Prepared await_alter_job(const Target& t, const std::string& statement, std::string* cancelled);
   void report_once(const Target& t, TableDdl& td, const std::string& column, const std::string& what);
   // Recovery: DDL records still PENDING are brought to their end.
   void resume_ddl();
