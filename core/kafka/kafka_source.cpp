@@ -103,11 +103,13 @@ class KafkaSource final : public Source {
     cooperative_configured_ = props["partition.assignment.strategy"].find("cooperative-sticky") != std::string::npos;
     spdlog::info("Kafka source config: topics={} properties={}", fmt_topics(), fmt_props(redact(props)));
 
-    // The replay's range reader (read_range): assign() only, never a group
-    // member, so neither a static id nor a group; a range retention deleted
-    // is an error, never a silent jump to the log start.
+    // The replay's range reader (read_range): assign() only, so it never
+    // joins the group (librdkafka's assign() still wants a group.id: the
+    // group's, which the ACLs already allow); no static id, no cooperative
+    // strategy (librdkafka#4312); a range retention deleted is an error,
+    // never a silent jump to the log start.
     reader_props_ = props;
-    for (const char* k : {"group.id", "group.instance.id", "partition.assignment.strategy"}) reader_props_.erase(k);
+    for (const char* k : {"group.instance.id", "partition.assignment.strategy"}) reader_props_.erase(k);
     reader_props_["auto.offset.reset"] = "error";
     reader_props_["enable.partition.eof"] = "true";
     rk::Conf conf = rk::make_conf(props);

@@ -143,6 +143,9 @@ void Pipeline::Impl::finish_replay() {
 void Pipeline::Impl::replay_by_range() {
   if (!replay_still_owned()) return;
   while (replay_) {
+    if (stop_.load())
+      throw FatalStop{Error(Disposition::Retry, "stopping while epoch " + std::to_string(replay_->record.epoch) +
+                                                    " was being replayed; the next start replays it")};
     const uint64_t generation = rewind_generation_;
     // Bounded like a commit inside a revocation: past it the attempt is
     // retried (a Retry error) after a backoff.

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <optional>
 #include <thread>
@@ -89,7 +90,7 @@ struct World {
   pipeline::Metrics metrics;
   decode::DecoderOptions decoding;
 
-  World() {
+  explicit World(test::EmulatorOptions eo = {}) : emu(std::move(eo)) {
     emu.sql("", "CREATE DATABASE d");
     const std::string cols = "(id BIGINT NOT NULL, v STRING NULL, big STRING NULL, seq BIGINT NULL) UNIQUE KEY(id) "
                              "DISTRIBUTED BY HASH(id) BUCKETS 1 ";
@@ -98,6 +99,8 @@ struct World {
                      R"("enable_unique_key_skip_bitmap_column" = "true"))");
     emu.sql("d", "CREATE TABLE seqt " + cols + R"(PROPERTIES ("function_column.sequence_type" = "BIGINT"))");
     emu.sql("d", "CREATE TABLE runs " + cols);
+    emu.sql("d", "CREATE TABLE dup (id BIGINT NOT NULL, v STRING NULL, big STRING NULL) DUPLICATE KEY(id) "
+                 "DISTRIBUTED BY HASH(id) BUCKETS 1");
     doris::ClientConfig cc;
     cc.fe_urls = {emu.fe()};
     cc.user = "root";
@@ -111,7 +114,7 @@ struct World {
     decode::ExtraColumns extra;
     extra.sequence = "seq";
     decoding.extra_columns_per_table["d.seqt"] = extra;
-    for (const char* t : {"flex", "seqt", "runs"}) source.add_topic(std::string("pg.d.") + t, 1);
+    for (const char* t : {"flex", "seqt", "runs", "dup"}) source.add_topic(std::string("pg.d.") + t, 1);
   }
 
   void produce_script(const std::string& table, int64_t lsn0) {
@@ -293,4 +296,65 @@ TEST_CASE("partial rows: a new owner commits a pending sequence-mode epoch in it
   CHECK(w.metrics.pending_epochs_resolved >= 1);
   const auto got = w.emu.rows("d", "seqt");
   CHECK(std::find(got.begin(), got.end(), R"({"id":2,"v":"y","big":"X2","seq":1030})") != got.end());
+}
+
+// Issue 31 (6): Doris forgets finished txns by count (FE label_num_threshold,
+// per database) as well as by age. A commit whose reply was lost and whose
+// retry comes after its txn was pushed out reads "not found", and its label
+// probes unused: replaying it loaded a DUPLICATE KEY table's rows twice.
+TEST_CASE("partial rows: a lost commit reply whose txn Doris then forgot by count is never replayed into a "
+          "DUPLICATE KEY table",
+          "[pipeline][partial]") {
+  test::EmulatorOptions eo;
+  eo.label_num_threshold = 2;  // finished txns kept per database
+  eo.txn_clean_interval_s = 1;
+  World w(eo);
+  int64_t lsn = 1000;
+  for (int id = 1; id <= 3; ++id)
+    w.source.produce("pg.d.dup", 0, "{\"id\":" + std::to_string(id) + "}",
+                     pg("dup", 'c', lsn += 10, row(id, "v" + std::to_string(id), "B")));
+  // The commit goes through, its reply is lost; the retry comes after a
+  // backoff (not inside the client: one attempt per call).
+  doris::ClientConfig cc;
+  cc.fe_urls = {w.emu.fe()};
+  cc.user = "root";
+  cc.retry.max_attempts = 1;
+  w.client = doris::make_client(cc);
+  w.emu.fault(R"({"type":"fail_commit","apply":true,"count":1})");
+  auto cfg = w.config();
+  cfg.epoch_interval = 200ms;
+  cfg.backoff_base = 4s;
+  cfg.backoff_cap = 4s;
+  pipeline::Dependencies deps{w.source, *w.client, w.store, *w.router, w.metrics, nullptr};
+  pipeline::Pipeline p(cfg, w.decoding, deps);
+  std::optional<pipeline::RunResult> result;
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    result = p.run();
+    done = true;
+  });
+  // The rows are visible: the commit was applied (its reply failed).
+  REQUIRE(w.source.wait_for([&] { return w.emu.rows("d", "dup").size() == 3; }, 20s));
+  // Before the retry, other loads finish in the database and push the txn
+  // out (threshold 2; the cleaner runs every second).
+  for (int i = 0; i < 3; ++i) {
+    doris::LoadSpec spec;
+    spec.db = "d";
+    spec.table = "runs";
+    spec.label = "other_" + std::to_string(i);
+    auto s = w.client->open_load(spec);
+    REQUIRE_FALSE(s->write("{\"id\":" + std::to_string(100 + i) + ",\"v\":\"z\",\"big\":\"Z\"}\n"));
+    auto res = s->finish();
+    REQUIRE(std::holds_alternative<doris::LoadResult>(res));
+    REQUIRE(std::holds_alternative<doris::TxnOutcome>(w.client->commit("d", std::get<doris::LoadResult>(res).txn_id)));
+  }
+  w.source.wait_for([&] { return done.load(); }, 30s);
+  if (!done) p.request_stop();
+  t.join();
+  REQUIRE(result);
+  REQUIRE(result->error);
+  CHECK(result->error->disposition() == Disposition::Fatal);
+  CHECK_THAT(result->error->what(), Catch::Contains("d.dup") && Catch::Contains("cannot be proven"));
+  CHECK(w.metrics.epochs_replayed == 0);
+  CHECK(w.emu.rows("d", "dup").size() == 3);  // each row once
 }
