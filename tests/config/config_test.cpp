@@ -460,7 +460,7 @@ routing:
 
 // Issue 31 (5): two instances started from one configuration on one host
 // shared the default label prefix "cdc2doris" and aborted each other's txns.
-TEST_CASE("config: the default label prefix names the instance; a state keeps the prefix it recorded", "[config]") {
+TEST_CASE("config: the default label prefix names the instance, a state keeps the prefix it recorded", "[config]") {
   const std::string doris = "doris: {fe: [\"fe:8030\"]}\n";
   auto c = config::load_string(
       "kafka: {bootstrap_servers: \"k:9092\", topics: [a], instance_id: pod-1.svc}\n" + doris, "t.yaml");

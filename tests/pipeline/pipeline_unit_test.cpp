@@ -317,7 +317,7 @@ TEST_CASE("pipeline: a txn Doris lost at commit is replayed for that table only"
 // (label_num_threshold) as well as by age. A commit whose answer was lost and
 // whose retry finds the txn forgotten cannot tell committed from aborted: a
 // replay would load a DUPLICATE KEY table's rows twice.
-TEST_CASE("pipeline: an epoch Doris forgot is never replayed into a DUPLICATE KEY table; the operator decides",
+TEST_CASE("pipeline: an epoch Doris forgot is never replayed into a DUPLICATE KEY table, the operator decides",
           "[pipeline][unit]") {
   Env env;
   env.produce(60);
