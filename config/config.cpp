@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <limits>
 #include <variant>
@@ -511,7 +512,16 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   // delivery
   auto& d = c.delivery;
   const YAML::Node delivery = root["delivery"];
+  {
+    // The default names the instance, so two instances of one group (or a
+    // duplicate start on one host) never share labels (issue 31).
+    std::string id = c.instance_id;
+    for (auto& ch : id)
+      if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == ':')) ch = '_';
+    d.label_prefix = ("cdc2doris_" + id).substr(0, 64);
+  }
   with(delivery, "label_prefix", [&](auto& n) {
+    c.label_prefix_explicit = true;
     d.label_prefix = r.str(n, "delivery.label_prefix");
     // Each instance of a group needs its own prefix: `{instance_id}` is
     // replaced by it ('.' of a host name becomes '_', a label has no dots).
@@ -533,6 +543,17 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   with(delivery, "memory_cap", [&](auto& n) { d.memory_cap_bytes = r.size(n, "delivery.memory_cap"); });
   with(delivery, "open_transaction_budget", [&](auto& n) {
     d.open_txn_budget_per_db = static_cast<int>(r.integer(n, "delivery.open_transaction_budget"));
+  });
+  with(delivery, "unproven_epoch", [&](auto& n) {
+    const std::string v = r.str(n, "delivery.unproven_epoch");
+    const auto colon = v.find(':');
+    const std::string verdict = colon == std::string::npos ? "" : v.substr(colon + 1);
+    uint64_t epoch = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + (colon == std::string::npos ? 0 : colon), epoch);
+    if (ec != std::errc() || end != v.data() + colon || epoch == 0 || (verdict != "committed" && verdict != "replay"))
+      r.expected(n, "delivery.unproven_epoch", "'<epoch>:committed' or '<epoch>:replay'");
+    d.unproven_epoch = epoch;
+    d.unproven_epoch_committed = verdict == "committed";
   });
   with(delivery, "max_loads_per_table", [&](auto& n) {
     d.max_loads_per_table = static_cast<int>(r.integer(n, "delivery.max_loads_per_table"));
@@ -645,6 +666,16 @@ Config load_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return load_string(ss.str(), path);
+}
+
+std::optional<std::string> Config::keep_recorded_label_prefix(
+    const std::vector<std::pair<std::string, uint64_t>>& recorded) {
+  if (label_prefix_explicit || recorded.empty()) return std::nullopt;
+  const auto last = std::max_element(recorded.begin(), recorded.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (last->first == delivery.label_prefix) return std::nullopt;
+  delivery.label_prefix = last->first;
+  return delivery.label_prefix;
 }
 
 std::string Config::dump() const {

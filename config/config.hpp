@@ -82,6 +82,9 @@ struct Config {
   std::map<std::string, std::string> create_properties;
 
   pipeline::PipelineConfig delivery;
+  // delivery.label_prefix was set. Else it is "cdc2doris_{instance_id}",
+  // unless the state already recorded a prefix (keep_recorded_label_prefix).
+  bool label_prefix_explicit = false;
   decode::DecoderOptions decoding;
 
   std::string state_dir = "/var/lib/cdc2doris";
@@ -98,6 +101,13 @@ struct Config {
   std::vector<std::string> secrets() const;
   // The effective configuration as YAML with secrets redacted.
   std::string dump() const;
+
+  // Without an explicit delivery.label_prefix, a state that recorded labels
+  // under a prefix (the old default "cdc2doris", or an older instance id)
+  // keeps the one it used last: a new prefix would orphan its labels.
+  // `recorded`: (prefix, last epoch) per prefix the state knows. Returns the
+  // prefix adopted, if it changed.
+  std::optional<std::string> keep_recorded_label_prefix(const std::vector<std::pair<std::string, uint64_t>>& recorded);
   kafka::SourceConfig source_config() const;
 };
 

@@ -116,9 +116,10 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "Schemaless records: the unit of epoch integers per DATETIME column, where the magnitude rule of "
      "docs/decoding.md cannot tell (e.g. microseconds within three years of 1970)."},
     // ---------------------------------------------------------------- delivery
-    {"delivery.label_prefix", "string", "cdc2doris",
+    {"delivery.label_prefix", "string", "cdc2doris_{instance_id}",
      "Label prefix; labels are `{prefix}_{db}_{table}_{epoch}`. Unique per instance writing to one Doris: "
-     "`{instance_id}` in it is replaced by `kafka.instance_id` (`.` becomes `_`)."},
+     "`{instance_id}` in it is replaced by `kafka.instance_id` (`.` becomes `_`). Unset, a state that recorded "
+     "epochs under a prefix (e.g. the old default `cdc2doris`) keeps it."},
     {"delivery.epoch_interval", "duration", "10s", "Checkpoint interval: every epoch ends (pre-commit, commit).",
      false, at_least(1)},
     {"delivery.epoch_max_bytes", "size", "2GiB", "An epoch also ends when one table's load reaches this size.",
@@ -130,6 +131,10 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "Open + pre-committed txns per Doris database; keep it below `max_running_txn_num_per_db` (1000 on Doris "
      "2.1/3.0; on 2.0 and older the limit is 100: set 80). With more active tables than this, epochs end early.",
      false, between(1, kIntMax)},
+    {"delivery.unproven_epoch", "string", "\"\" (none)",
+     "`<epoch>:committed` or `<epoch>:replay`: the operator's verdict on an epoch the daemon stopped on because "
+     "Doris forgot a txn of a table that is not UNIQUE KEY (docs/operations.md, \"An epoch Doris forgot\"); "
+     "applies to that epoch only. Remove it once the epoch is committed."},
     {"delivery.max_loads_per_table", "integer", "8",
      "Stream Loads one table may hold within one epoch when its rows change column set (TOAST partial rows, "
      "key-only deletes) and the table has no flexible partial updates; reaching it ends the epoch early.",

@@ -243,6 +243,7 @@ std::string render_status(const pipeline::Metrics& m, const ScrapeState& state) 
     j["last_error"] = st.last_error;
     j["last_error_unix_ms"] = st.last_error_unix_ms;
     j["schema_version"] = st.schema_version;
+    j["schema_change"] = st.schema_change;
     j["columns_not_loaded"] = st.columns_not_loaded;
     tables[t] = std::move(j);
   }

@@ -173,6 +173,15 @@ std::unique_ptr<state::RocksCheckpointStore> open_state_or_exit(const config::Co
   }
 }
 
+void adopt_recorded_label_prefix(config::Config& cfg, state::CheckpointStore& store) {
+  std::vector<std::pair<std::string, uint64_t>> recorded;
+  for (const auto& use : store.label_prefixes()) recorded.emplace_back(use.prefix, use.last_epoch);
+  if (auto kept = cfg.keep_recorded_label_prefix(recorded))
+    spdlog::info("label prefix '{}': the one this state recorded its epochs under (delivery.label_prefix is not set; "
+                 "the default for a new state names the instance)",
+                 *kept);
+}
+
 std::string version_line() {
   return "cdc2doris " + std::string(build_info::version()) + " (commit " + std::string(build_info::commit()) + ")";
 }

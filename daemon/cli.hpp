@@ -54,6 +54,8 @@ extern const char* const kStatusUsage;
 config::Config load_config_or_exit(const Args& a);
 // Exits with kExitState when the state directory cannot be opened.
 std::unique_ptr<state::RocksCheckpointStore> open_state_or_exit(const config::Config& cfg);
+// Config::keep_recorded_label_prefix with the store's recorded prefixes (logged when adopted).
+void adopt_recorded_label_prefix(config::Config& cfg, state::CheckpointStore& store);
 
 // "cdc2doris 0.1.0 (commit abc1234)": the `version` line and the first log line of `run`.
 std::string version_line();

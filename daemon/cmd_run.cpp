@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <optional>
 #include <thread>
 
@@ -38,6 +39,7 @@
 #include "daemon/admin_server.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/exit_codes.hpp"
+#include "daemon/instance_claim.hpp"
 #include "daemon/logging.hpp"
 
 namespace cdc2doris::daemon {
@@ -77,6 +79,40 @@ int cmd_run(const Args& a) {
   spdlog::info("{} starting; config {}", version_line(), cfg.path);
 
   auto store = open_state_or_exit(cfg);
+  adopt_recorded_label_prefix(cfg, *store);
+  // Before the consumer exists: a second member with this group.instance.id
+  // would fence the running one, and a second writer under this label
+  // prefix would abort its txns (issue 31). The state directory's lock
+  // (above) covers a shared state directory; these cover a copy of the
+  // configuration with another one.
+  std::vector<std::unique_ptr<IdentityClaim>> claims;
+  struct Claim {
+    std::string name, what, remedy;
+  };
+  std::vector<Claim> wanted;
+  if (cfg.static_membership)
+    wanted.push_back({"member/" + cfg.group_id + "/" + cfg.instance_id,
+                      "kafka.group_id '" + cfg.group_id + "' and kafka.instance_id '" + cfg.instance_id + "'",
+                      "a second member with the same group.instance.id would fence it; set another "
+                      "kafka.instance_id (the default is the host name)"});
+  wanted.push_back({"label-prefix/" + cfg.delivery.label_prefix,
+                    "delivery.label_prefix '" + cfg.delivery.label_prefix + "'",
+                    "two writers under one label prefix abort each other's transactions; set another "
+                    "delivery.label_prefix"});
+  for (const auto& w : wanted) {
+    try {
+      claims.push_back(std::make_unique<IdentityClaim>(w.name));
+    } catch (const ClaimTaken& e) {
+      const std::string who = e.holder() ? "pid " + std::to_string(*e.holder()) : "another process";
+      const std::string msg = "another cdc2doris (" + who + ") is running on this host with " + w.what +
+                              ": refusing to start, the running one is left alone (" + w.remedy + ")";
+      spdlog::error("{}", msg);
+      std::cerr << "cdc2doris: " << msg << "\n";
+      return kExitState;
+    } catch (const std::exception& e) {
+      spdlog::warn("{}; duplicate starts on this host are not detected", e.what());
+    }
+  }
   std::unique_ptr<doris::DorisClient> doris;
   std::unique_ptr<kafka::Source> source;
   std::unique_ptr<kafka::DeadLetterQueue> dlq;

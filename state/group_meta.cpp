@@ -88,6 +88,7 @@ std::string table_list(const std::vector<EpochTable>& tables) {
       first = false;
       list += esc(t->table);
       if (t->parts > 1) list += '*' + std::to_string(t->parts);
+      for (size_t i = 0; i < t->order.size(); ++i) list += (i == 0 ? '/' : '.') + std::to_string(t->order[i]);
     }
   }
   return list;
@@ -104,7 +105,14 @@ std::string encode_pending(uint64_t epoch, int64_t end_offset, std::string_view 
 size_t pending_bytes_bound(uint64_t epoch, int64_t end_offset, std::string_view prefix,
                            const std::vector<EpochTable>& tables, uint32_t max_parts) {
   std::vector<EpochTable> grown = tables;
-  for (auto& t : grown) t.parts = std::max(t.parts, max_parts);
+  for (auto& t : grown) {
+    t.parts = std::max(t.parts, max_parts);
+    // Any table may yet need a commit order (sequence mode): bound it as written out.
+    if (t.parts > 1) {
+      t.order.resize(t.parts);
+      for (uint32_t i = 0; i < t.parts; ++i) t.order[i] = i;
+    }
+  }
   return encode_pending(epoch, end_offset, prefix, grown).size();
 }
 
@@ -145,7 +153,7 @@ GroupMeta decode_group_meta(std::string_view s) {
     auto db = unesc(f[7].substr(0, colon));
     auto table = unesc(f[7].substr(colon + 1));
     if (!db || !table || table->empty()) return legacy;
-    m.witness = {*db, *table, 1};
+    m.witness = {*db, *table, 1, {}};
     return m;
   }
   if (f[1] != "P" || f.size() != 6 || !num(f[3], m.end_offset)) return legacy;
@@ -170,7 +178,22 @@ GroupMeta decode_group_meta(std::string_view s) {
       auto name = unesc(tpart.substr(0, star));
       if (!name || name->empty()) return legacy;
       t.table = *name;
-      if (star != std::string_view::npos && (!num(tpart.substr(star + 1), t.parts) || t.parts == 0)) return legacy;
+      if (star != std::string_view::npos) {
+        auto count = tpart.substr(star + 1);
+        const auto slash = count.find('/');
+        if (!num(count.substr(0, slash), t.parts) || t.parts == 0) return legacy;
+        if (slash != std::string_view::npos) {
+          // A permutation of 0 .. parts-1, or the metadata is not ours.
+          std::vector<bool> seen(t.parts, false);
+          for (auto n : split(count.substr(slash + 1), '.')) {
+            uint32_t part = 0;
+            if (!num(n, part) || part >= t.parts || seen[part]) return legacy;
+            seen[part] = true;
+            t.order.push_back(part);
+          }
+          if (t.order.size() != t.parts) return legacy;
+        }
+      }
       m.tables.push_back(std::move(t));
     }
   }

@@ -9,7 +9,9 @@
 //             anchor: the first partition with records in it). <tables>
 //             lists what the epoch loaded so a new owner can derive every
 //             label: "db:t1,t2*3;db2:t9" (a table with n > 1 parts is written
-//             t*n). The list is never cut: an epoch ends early (reason "table
+//             t*n; "t*3/0.2.1" when its parts commit in another order than
+//             their labels' part numbers: the label parts in commit order).
+//             The list is never cut: an epoch ends early (reason "table
 //             list") before its list would exceed kMaxMetadataBytes, below
 //             the broker's offset.metadata.max.bytes (4096 by default).
 //             Written by older daemons on every partition, and with "?"
@@ -41,6 +43,10 @@ struct EpochTable {
   std::string db;
   std::string table;
   uint32_t parts = 1;  // labels part 0 .. parts-1
+  // The labels' part numbers in commit order, when that is not 0, 1, ...:
+  // a sequence-mode table commits its loads of full rows and deletes before
+  // the partial ones, whatever order they were created (and labelled) in.
+  std::vector<uint32_t> order;
   bool operator==(const EpochTable&) const = default;
 };
 

@@ -26,6 +26,7 @@ const char* to_string(Verdict v) {
     case Verdict::PublishTimeout: return "publish-timeout";
     case Verdict::AlreadyDone: return "already-done";
     case Verdict::NotFoundOrAborted: return "not-found-or-aborted";
+    case Verdict::Aborted: return "aborted";
     case Verdict::LabelExists: return "label-exists";
     case Verdict::Redirect: return "redirect";
     case Verdict::Failed: return "failed";
@@ -253,7 +254,13 @@ Classification classify_2pc(const ClassifyContext& c, const std::string& status,
       out.verdict = Verdict::AlreadyDone;
       return out;
     }
-    if (aborted || not_found) {
+    // An aborted txn is provably not visible; an unknown one may have been
+    // committed and then forgotten (label_num_threshold, label_keep_max_second).
+    if (aborted) {
+      out.verdict = Verdict::Aborted;
+      return out;
+    }
+    if (not_found) {
       out.verdict = Verdict::NotFoundOrAborted;
       return out;
     }

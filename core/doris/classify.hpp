@@ -44,7 +44,8 @@ enum class Verdict {
   Success,            // load PRECOMMITTED (or visible without 2PC); 2PC done; metadata code 0
   PublishTimeout,     // load committed, visible later: success
   AlreadyDone,        // 2PC idempotent replay (commit: committed/visible; abort: aborted)
-  NotFoundOrAborted,  // commit: aborted/expired/unknown (replay); abort: nothing to abort
+  NotFoundOrAborted,  // commit: unknown txn (expired, forgotten: its outcome unknown); abort: nothing to abort
+  Aborted,            // commit: the FE still knows the txn and says it is ABORTED (never visible)
   LabelExists,        // load/probe: label used; `existing` says how far it got
   Redirect,           // 3xx: the transport follows Location
   Failed,             // `error` says what and what to do

@@ -78,6 +78,7 @@ const char* to_string(TxnOutcome o) {
     case TxnOutcome::Done: return "done";
     case TxnOutcome::AlreadyDone: return "already-done";
     case TxnOutcome::NotFoundOrAborted: return "not-found-or-aborted";
+    case TxnOutcome::Aborted: return "aborted";
   }
   return "?";
 }

@@ -224,8 +224,9 @@ class LoadStream {
 enum class TxnOutcome {
   Done,               // this call committed/aborted it
   AlreadyDone,        // commit: already committed/visible; abort: already aborted
-  NotFoundOrAborted,  // commit: aborted/expired/unknown -> the coordinator replays;
+  NotFoundOrAborted,  // commit: unknown txn (its label may tell; else its outcome is unknown);
                       // abort: unknown txn/label (nothing to abort)
+  Aborted,            // commit: the txn is known and ABORTED (never visible) -> the coordinator replays
 };
 const char* to_string(TxnOutcome o);
 

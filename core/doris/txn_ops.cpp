@@ -32,6 +32,7 @@ awaitable<TxnResult> Core::txn_op(Operation op, std::string db, std::optional<in
       case Verdict::Success: co_return TxnOutcome::Done;
       case Verdict::AlreadyDone: co_return TxnOutcome::AlreadyDone;
       case Verdict::NotFoundOrAborted: co_return TxnOutcome::NotFoundOrAborted;
+      case Verdict::Aborted: co_return TxnOutcome::Aborted;
       case Verdict::Redirect:
         last = DorisError(ErrorKind::ServerError, Disposition::Retry,
                           std::string(to_string(op)) + " failed: redirect not followable", ErrorContext{});

@@ -114,6 +114,15 @@ class KafkaSource final : public Source {
     cooperative_configured_ = props["partition.assignment.strategy"].find("cooperative-sticky") != std::string::npos;
     spdlog::info("Kafka source config: topics={} properties={}", fmt_topics(), fmt_props(redact(props)));
 
+    // The replay's range reader (read_range): assign() only, so it never
+    // joins the group (librdkafka's assign() still wants a group.id: the
+    // group's, which the ACLs already allow); no static id, no cooperative
+    // strategy (librdkafka#4312); a range retention deleted is an error,
+    // never a silent jump to the log start.
+    reader_props_ = props;
+    for (const char* k : {"group.instance.id", "partition.assignment.strategy"}) reader_props_.erase(k);
+    reader_props_["auto.offset.reset"] = "error";
+    reader_props_["enable.partition.eof"] = "true";
     rk::Conf conf = rk::make_conf(props);
     rd_kafka_conf_set_opaque(conf.get(), this);
     rd_kafka_conf_set_rebalance_cb(conf.get(), &KafkaSource::rebalance_trampoline);
@@ -173,6 +182,77 @@ class KafkaSource final : public Source {
     errors_.clear();
     transient_.clear();
     return out;
+  }
+
+  bool can_read_range() const override { return true; }
+
+  std::optional<Error> read_range(const Ranges& ranges, const std::function<void(const Message&)>& fn,
+                                  std::chrono::milliseconds timeout) override {
+    Ranges todo;
+    for (const auto& [tp, r] : ranges)
+      if (r.second > r.first) todo[tp] = r;
+    if (todo.empty()) return std::nullopt;
+    rk::Conf conf = rk::make_conf(reader_props_);
+    rd_kafka_conf_set_log_cb(conf.get(), &rk::log_cb);
+    char errstr[512];
+    rd_kafka_t* h = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr, sizeof errstr);
+    if (h == nullptr) return Error(Disposition::Retry, std::string("Kafka range reader: ") + errstr);
+    conf.release();
+    // Every message is destroyed before the handle (a batch lives for one record).
+    std::unique_ptr<rd_kafka_t, void (*)(rd_kafka_t*)> handle(h, [](rd_kafka_t* k) {
+      rd_kafka_consumer_close(k);
+      rd_kafka_destroy(k);
+    });
+    rd_kafka_poll_set_consumer(h);
+    {
+      std::vector<TopicPartition> tps;
+      for (const auto& [tp, r] : todo) tps.push_back(tp);
+      rk::List l = rk::make_list(tps);
+      for (int i = 0; i < l->cnt; ++i) l->elems[i].offset = todo.at(tps[static_cast<size_t>(i)]).first;
+      if (rd_kafka_resp_err_t err = rd_kafka_assign(h, l.get())) return make_error(err, "range reader: assign");
+    }
+    const auto deadline = Clock::now() + timeout;
+    while (!todo.empty()) {
+      if (Clock::now() >= deadline) {
+        std::string left;
+        for (const auto& [tp, r] : todo) left += (left.empty() ? "" : ", ") + to_string(tp) + " up to " + std::to_string(r.second);
+        return Error(Disposition::Retry, "reading the replayed range timed out; not read: " + left);
+      }
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(h, 100);
+      if (m == nullptr) continue;
+      const TopicPartition tp{m->rkt != nullptr ? rd_kafka_topic_name(m->rkt) : "", m->partition};
+      auto it = todo.find(tp);
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        // The log ends before the range does: its last records are gone
+        // (compaction, aborted transactions); nothing more will come.
+        if (it != todo.end() && m->offset >= it->second.second) todo.erase(it);
+        rd_kafka_message_destroy(m);
+        continue;
+      }
+      if (m->err) {
+        ErrorContext ctx = tp_context(tp);
+        ctx.offset = m->offset;
+        const rd_kafka_resp_err_t code = m->err;
+        rd_kafka_message_destroy(m);
+        if (code == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || code == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE)
+          return Error(Disposition::Fatal,
+                       "records of a replayed epoch's range of " + to_string(tp) +
+                           " are gone from Kafka (retention deleted them): the epoch cannot be replayed",
+                       ctx);
+        const ErrorClass c = classify(code);
+        if (c == ErrorClass::Fatal || c == ErrorClass::Retry) return make_error(code, "range reader", ctx);
+        continue;  // librdkafka recovers by itself; the deadline bounds it
+      }
+      if (it == todo.end() || m->offset >= it->second.second) {
+        if (it != todo.end()) todo.erase(it);
+        rd_kafka_message_destroy(m);
+        continue;
+      }
+      if (m->offset + 1 >= it->second.second) todo.erase(it);
+      MessageBatch one = make_batch({m});
+      fn(one[0]);
+    }
+    return std::nullopt;
   }
 
   std::optional<Error> seek(const TopicPartition& tp, int64_t offset, std::chrono::milliseconds timeout) override {
@@ -675,6 +755,7 @@ class KafkaSource final : public Source {
   }
 
   std::vector<std::string> topics_;
+  std::map<std::string, std::string> reader_props_;
   bool read_headers_ = true;
   rd_kafka_t* rk_ = nullptr;
   RebalanceListener* listener_ = nullptr;

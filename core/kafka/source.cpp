@@ -31,6 +31,11 @@ std::string offset_gap_message(const TopicPartition& tp, int64_t next, int64_t l
          "kafka.on_offset_gap: skip to continue at the log start (docs/kafka-source.md, \"Offset gaps\")";
 }
 
+std::optional<Error> Source::read_range(const Ranges&, const std::function<void(const Message&)>&,
+                                        std::chrono::milliseconds) {
+  return Error(Disposition::Retry, "this Kafka source cannot read a range outside its assignment");
+}
+
 std::variant<OffsetMap, Error> offsets_only(std::variant<GroupOffsetMap, Error> r) {
   if (auto* err = std::get_if<Error>(&r)) return std::move(*err);
   OffsetMap out;

@@ -10,6 +10,7 @@
 // (broker I/O, main) belong to librdkafka and end in close()/destruction.
 #include <chrono>
 #include <compare>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -217,6 +218,19 @@ class Source {
 
   virtual std::vector<TopicPartition> assignment() = 0;
   virtual std::vector<PartitionLag> lag() = 0;
+
+  // Reads the records in [first, end) of each partition, whether this member
+  // owns it or not, on a handle of its own that never joins the group, and
+  // hands each to `fn` in partition offset order; the group's assignment and
+  // positions are untouched. For the replay of a recorded epoch, whose range
+  // may span partitions the group gave to others meanwhile (issue 31).
+  // nullopt when done; an Error when a record could not be read (a range
+  // deleted by retention is Fatal). The default: Unsupported (Retry) — the
+  // pipeline then replays through the subscribed consumer.
+  using Ranges = std::map<TopicPartition, std::pair<int64_t, int64_t>>;
+  virtual std::optional<Error> read_range(const Ranges& ranges, const std::function<void(const Message&)>& fn,
+                                          std::chrono::milliseconds timeout);
+  virtual bool can_read_range() const { return false; }
 
   // Leaves the group: on_revoke runs for the remaining assignment, then the
   // consumer is closed. If `timeout` passes first the handle is destroyed

@@ -39,6 +39,48 @@ bool schema_change_running(const std::string& message) {
   return m.find("is not normal") != std::string::npos || m.find("do not allow doing alter ops") != std::string::npos;
 }
 
+// The newest schema-change job of a table, as SHOW ALTER TABLE COLUMN shows
+// it (fe SchemaChangeJobV2.getInfo: JobId, TableName, CreateTime,
+// FinishTime, IndexName, IndexId, OriginIndexId, SchemaVersion,
+// TransactionId, State, Msg, Progress, Timeout).
+struct AlterJobView {
+  bool found = false;
+  std::string id, state, msg, progress;
+};
+
+std::variant<AlterJobView, doris::DorisError> newest_alter_job(doris::DorisClient& doris, const Target& t) {
+  std::string name;
+  for (char c : t.table) {
+    if (c == '\'' || c == '\\') name.push_back('\\');
+    name.push_back(c);
+  }
+  auto res = doris.sql(t.db, "SHOW ALTER TABLE COLUMN FROM " + schema::quote_ident(t.db) + " WHERE TableName = '" +
+                                 name + "'");
+  if (auto* err = std::get_if<doris::DorisError>(&res)) return *err;
+  const auto& sql = std::get<doris::SqlResult>(res);
+  auto col = [&](std::string_view n) {
+    for (size_t i = 0; i < sql.columns.size(); ++i)
+      if (lower(sql.columns[i]) == n) return static_cast<int>(i);
+    return -1;
+  };
+  const int id = col("jobid"), st = col("state"), ms = col("msg"), pr = col("progress");
+  AlterJobView newest;
+  int64_t newest_id = -1;
+  for (const auto& row : sql.rows) {
+    auto cell = [&](int i) { return i >= 0 && static_cast<size_t>(i) < row.size() && row[i] ? *row[i] : std::string(); };
+    int64_t job = -1;
+    try {
+      job = std::stoll(cell(id));
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (job <= newest_id) continue;
+    newest_id = job;
+    newest = {true, cell(id), cell(st), cell(ms), cell(pr)};
+  }
+  return newest;
+}
+
 state::DdlStep to_step(const std::string& db, const std::string& table, const schema::DdlOp& op) {
   state::DdlStep s;
   s.kind = static_cast<uint8_t>(op.kind);
@@ -368,6 +410,17 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
         continue;
       }
       const bool running = schema_change_running(err->what());
+      if (running && !stop_.load()) {
+        // Another job holds the table: wait for it to end, then ask again;
+        // never refused for that, however long the job takes.
+        std::string cancelled;
+        if (await_alter_job(t, step.statement, &cancelled) == Prepared::Stop) return Prepared::Stop;
+        log_->warn("table {}: schema change not applied yet, will retry (a schema change job is running): {}",
+                   t.name(), err->what());
+        deps_.metrics.note_error("ddl", err->what());
+        sleep_backoff(std::min(attempt++, 8));
+        continue;
+      }
       // An FE's own answer to the statement (UserException text) is final
       // unless it says a schema change is running; the client cannot know
       // that and calls an unknown failure transient.
@@ -388,6 +441,16 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
     }
     deps_.metrics.add_ddl(t.name(), step_kind(step.kind));
     attempt = 0;
+    // A heavy change (a type MODIFY, a key column, a table without light
+    // schema change) is answered at once and runs as a job: DESC shows the
+    // old shape until it finishes, and rows of the new shape must not load
+    // before then.
+    if (auto again = read_shape(t, td); !again && !step_done(step, td.shape)) {
+      std::string cancelled;
+      if (await_alter_job(t, step.statement, &cancelled) == Prepared::Stop) return Prepared::Stop;
+      if (!cancelled.empty())
+        return refuse(rec, td, step.statement, "Doris cancelled the schema-change job: " + cancelled, msg);
+    }
     ++i;
   }
   if (auto err = read_shape(t, td)) return lookup_failed(*err);
@@ -409,6 +472,50 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
   table_info_cache_.erase(t);
   td.reported.clear();
   return Prepared::Proceed;
+}
+
+Pipeline::Impl::Prepared Pipeline::Impl::await_alter_job(const Target& t, const std::string& statement,
+                                                         std::string* cancelled) {
+  int attempt = 0;
+  std::string last_state;
+  auto last_log = Clock::now();
+  for (;;) {
+    auto res = newest_alter_job(deps_.doris, t);
+    if (auto* err = std::get_if<doris::DorisError>(&res)) {
+      // No job to watch (an FE without SHOW ALTER, access denied): the
+      // caller's DESC check decides.
+      if (err->disposition() != Disposition::Retry) {
+        log_->warn("table {}: cannot read its schema-change jobs (SHOW ALTER TABLE COLUMN): {}", t.name(), err->what());
+        deps_.metrics.set_schema_change(t.name(), "");
+        return Prepared::Proceed;
+      }
+      log_->warn("table {}: reading its schema-change jobs failed, will retry: {}", t.name(), err->what());
+    } else {
+      const auto& job = std::get<AlterJobView>(res);
+      if (!job.found || job.state == "FINISHED" || job.state == "CANCELLED") {
+        if (job.state == "CANCELLED") *cancelled = job.msg.empty() ? "job " + job.id + " cancelled" : job.msg;
+        if (!last_state.empty())
+          log_->info("table {}: Doris' schema-change job {} is {}", t.name(), job.id, job.state);
+        deps_.metrics.set_schema_change(t.name(), "");
+        return Prepared::Proceed;
+      }
+      std::string what = "waiting for Doris' schema-change job " + job.id + " (" + job.state;
+      if (!job.progress.empty() && job.progress != "N/A") what += ", " + job.progress;
+      what += ") before loading rows of the new shape: " + statement;
+      deps_.metrics.set_schema_change(t.name(), what);
+      if (job.state != last_state || Clock::now() - last_log > std::chrono::seconds(30)) {
+        log_->info("table {}: {}", t.name(), what);
+        last_state = job.state;
+        last_log = Clock::now();
+      }
+    }
+    if (stop_.load()) {
+      deps_.metrics.set_schema_change(t.name(), "");
+      abort_open_epoch_stopping();
+      return Prepared::Stop;
+    }
+    sleep_backoff(std::min(attempt++, 8));
+  }
 }
 
 Pipeline::Impl::Prepared Pipeline::Impl::refuse(state::DdlRecord& rec, TableDdl& td, const std::string& statement,

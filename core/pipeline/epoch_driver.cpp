@@ -314,8 +314,9 @@ void Pipeline::Impl::drive_closing(bool block) {
         retry = true;
         continue;
       }
-      if (std::get<doris::TxnOutcome>(res) == doris::TxnOutcome::NotFoundOrAborted) {
-        switch (classify_lost(txn)) {
+      if (const auto outcome = std::get<doris::TxnOutcome>(res);
+          outcome == doris::TxnOutcome::NotFoundOrAborted || outcome == doris::TxnOutcome::Aborted) {
+        switch (classify_lost(txn, c.record.epoch, outcome == doris::TxnOutcome::Aborted)) {
           case LostCheck::Committed: break;
           case LostCheck::Lost:
             log_->warn("epoch {}: txn {} of {}.{} (label {}) was aborted or forgotten by Doris; it will be replayed",
@@ -359,7 +360,16 @@ void Pipeline::Impl::drive_closing(bool block) {
   }
 }
 
-Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& txn) {
+std::optional<bool> Pipeline::Impl::unique_key(const Target& t) {
+  if (auto it = table_info_cache_.find(t); it != table_info_cache_.end()) return it->second.unique;
+  if (auto s = deps_.router.settings(t).unique_key) return *s;
+  auto schema = deps_.doris.schema(t.db, t.table);
+  if (std::holds_alternative<doris::DorisError>(schema)) return std::nullopt;
+  return std::get<doris::TableSchema>(schema).keys_type == "UNIQUE_KEYS";
+}
+
+Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& txn, uint64_t epoch,
+                                                         bool known_aborted) {
   // "not found" is ambiguous once Doris forgot a finished label: the label's
   // own state tells a committed txn from a lost one.
   doris::LoadSpec spec;
@@ -382,7 +392,39 @@ Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& t
     auto r = deps_.doris.abort(txn.db, *ls.txn_id);
     if (std::holds_alternative<doris::DorisError>(r)) return LostCheck::Retry;
   }
-  return LostCheck::Lost;
+  if (known_aborted) return LostCheck::Lost;
+  // Doris knows neither the txn nor a finished label: it may have committed
+  // and then been forgotten (FE Config label_num_threshold: the oldest
+  // finished txns beyond 2000 per database; label_keep_max_second /
+  // streaming_label_keep_max_second by age), e.g. a commit whose answer was
+  // lost and whose retry came after that. A UNIQUE KEY table takes the same
+  // rows again to the same state; any other table would hold them twice.
+  if (epoch == cfg_.unproven_epoch) {
+    log_->warn("epoch {}: txn {} of {}.{} (label {}) is unknown to Doris; the operator set delivery.unproven_epoch "
+               "to '{}:{}'",
+               epoch, txn.txn_id, txn.db, txn.table, txn.label, epoch,
+               cfg_.unproven_epoch_committed ? "committed" : "replay");
+    return cfg_.unproven_epoch_committed ? LostCheck::Committed : LostCheck::Lost;
+  }
+  const auto unique = unique_key({txn.db, txn.table});
+  if (!unique) return LostCheck::Retry;
+  if (*unique) return LostCheck::Lost;
+  ErrorContext ctx;
+  ctx.table = txn.db + "." + txn.table;
+  ctx.label = txn.label;
+  ctx.txn_id = txn.txn_id;
+  failure_ = Error(Disposition::Fatal,
+                   "epoch " + std::to_string(epoch) + ": Doris no longer knows txn " + std::to_string(txn.txn_id) +
+                       " (label " + txn.label + ") of " + ctx.table +
+                       ", which is not a UNIQUE KEY table: its commit may have gone through before Doris forgot "
+                       "the label (label_num_threshold, label_keep_max_second), so whether the epoch's rows are "
+                       "in the table cannot be proven, and replaying them could load them twice. Look for the "
+                       "epoch's rows (`cdc2doris state show` gives its offsets), then set delivery.unproven_epoch: '" +
+                       std::to_string(epoch) + ":committed' if they are there or '" + std::to_string(epoch) +
+                       ":replay' if not, and restart (docs/operations.md, \"An epoch Doris forgot\")",
+                   ctx);
+  step(Who::Closing, Event::CommitFatal);
+  return LostCheck::Retry;  // not reached: CommitFatal stops
 }
 
 void Pipeline::Impl::mark_committed(ClosingEpoch& c) {

@@ -8,6 +8,10 @@
 
 namespace cdc2doris::pipeline {
 
+namespace {
+constexpr int kSeekAttempts = 5;
+}  // namespace
+
 void Pipeline::Impl::fail(const Error& error, const std::string& reason) {
   // Kafka is the replay buffer: abort what Doris holds for the epoch, rewind
   // to the end of the last recorded epoch and go on after a backoff.
@@ -71,9 +75,26 @@ void Pipeline::Impl::rewind(const std::string& reason) {
       erase_position(tp, /*with_base=*/false);
       continue;
     }
-    if (auto err = deps_.source.seek(tp, b->second, std::chrono::seconds(10))) {
-      if (err->disposition() == Disposition::Fatal) throw FatalStop{*err};
-      log_->warn("seek {} to {} failed: {}", kafka::to_string(tp), b->second, err->what());
+    // The consumer keeps fetching where it was when a seek fails: going on
+    // would skip the records between the rewind target and there (issue 31).
+    // A retryable failure is retried; one that persists stops the run
+    // (exit 4) and the next start re-reads from the recorded state.
+    for (int attempt = 0;; ++attempt) {
+      auto err = deps_.source.seek(tp, b->second, std::chrono::seconds(10));
+      if (!err) break;
+      ErrorContext ctx = err->context();
+      ctx.topic = tp.topic;
+      ctx.partition = tp.partition;
+      ctx.offset = b->second;
+      Error e(err->disposition(),
+              "rewind (" + reason + "): seek " + kafka::to_string(tp) + " to " + std::to_string(b->second) +
+                  " failed: " + err->what(),
+              ctx);
+      if (err->disposition() == Disposition::Fatal || attempt + 1 >= kSeekAttempts || stop_.load())
+        throw FatalStop{Error(err->disposition() == Disposition::Fatal ? Disposition::Fatal : Disposition::Retry,
+                              e.what(), ctx)};
+      log_->warn("{}; will retry", e.what());
+      sleep_backoff(attempt);
     }
     pos_[tp] = b->second;
   }

@@ -23,13 +23,26 @@ constexpr auto kGroupTimeout = std::chrono::seconds(10);
 constexpr auto kGroupRetryFor = std::chrono::seconds(60);
 
 std::vector<state::EpochTable> epoch_tables(const state::EpochRecord& rec) {
-  std::map<std::pair<std::string, std::string>, uint32_t> parts;
-  for (const auto& t : rec.txns) {
-    uint32_t& n = parts[{t.db, t.table}];
-    n = std::max(n, t.part + 1);
-  }
+  // Per table its txns in commit order (TableTxn::part), each a label.
+  std::map<std::pair<std::string, std::string>, std::map<uint32_t, std::string>> parts;
+  for (const auto& t : rec.txns) parts[{t.db, t.table}][t.part] = t.label;
   std::vector<state::EpochTable> out;
-  for (const auto& [k, n] : parts) out.push_back({k.first, k.second, n});
+  for (const auto& [k, labels] : parts) {
+    state::EpochTable et{k.first, k.second, labels.empty() ? 1 : labels.rbegin()->first + 1, {}};
+    // A resolver only knows labels: where the commit order is not the
+    // labels' part order (sequence mode), the metadata spells it out.
+    bool identity = true;
+    std::vector<uint32_t> order;
+    for (const auto& [part, label] : labels) {
+      uint32_t label_part = part;
+      for (uint32_t n = 0; n < et.parts; ++n)
+        if (doris::make_label(rec.label_prefix, k.first, k.second, rec.epoch, n) == label) label_part = n;
+      identity = identity && label_part == part;
+      order.push_back(label_part);
+    }
+    if (!identity && order.size() == et.parts) et.order = std::move(order);
+    out.push_back(std::move(et));
+  }
   return out;
 }
 
@@ -66,7 +79,7 @@ kafka::GroupOffsetMap commit_point_offsets(const state::EpochRecord& rec) {
   kafka::GroupOffsetMap offsets;
   if (active.empty()) return offsets;
   const auto* anchor = active.front();
-  const state::EpochTable witness = tables.empty() ? state::EpochTable{"", "", 1} : tables.front();
+  const state::EpochTable witness = tables.empty() ? state::EpochTable{"", "", 1, {}} : tables.front();
   for (const auto* p : active)
     offsets[{p->topic, p->partition}] = {
         p->start_offset,
@@ -237,8 +250,10 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
     }
   };
   if (m.tables_listed) {
+    // In commit order: the commits below go one after the other in it.
     for (const auto& t : m.tables)
-      for (uint32_t part = 0; part < t.parts; ++part) {
+      for (uint32_t i = 0; i < t.parts; ++i) {
+        const uint32_t part = t.order.empty() ? i : t.order[i];
         const std::string label = doris::make_label(m.label_prefix, t.db, t.table, m.epoch, part);
         if (auto ls = probe({t.db, t.table}, label)) probes.push_back({{t.db, t.table}, label, *ls});
       }
@@ -257,13 +272,22 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
       }
   }
   size_t finished = 0, precommitted = 0;
-  std::vector<std::string> lost;
+  std::vector<std::string> lost, running;
   for (const auto& p : probes) {
     if (p.state.state == doris::LabelState::Finished) ++finished;
     else if (p.state.state == doris::LabelState::Precommitted) ++precommitted;
-    else if (m.tables_listed) lost.push_back(p.label);  // aborted and forgotten, or held by a running replay
+    else if (p.state.state == doris::LabelState::Running) running.push_back(p.label);
+    else if (m.tables_listed) lost.push_back(p.label);  // aborted and forgotten
   }
   const std::string name = "epoch " + std::to_string(m.epoch) + " of label prefix '" + m.label_prefix + "'";
+  // A load runs under a label of an epoch past its commit point only when
+  // its owner replays it (issue 31): re-reading the range here as well
+  // would load it twice. Decided again at the next start.
+  if (!running.empty())
+    throw FatalStop{Error(Disposition::Retry,
+                          name + " is pending in the consumer group and label " + running.front() +
+                              " is held by a running load (its owner is replaying the epoch, or a replay of it was "
+                              "interrupted): not resolved by this member now; retried at the next start")};
   if (finished > 0 && !lost.empty())
     throw FatalStop{Error(Disposition::Retry,
                           name + " is pending in the consumer group and partly committed in Doris, but label " +
@@ -292,7 +316,8 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
         sleep_backoff(attempt);
         continue;
       }
-      if (std::get<doris::TxnOutcome>(r) == doris::TxnOutcome::NotFoundOrAborted) {
+      if (const auto o = std::get<doris::TxnOutcome>(r);
+          o == doris::TxnOutcome::NotFoundOrAborted || o == doris::TxnOutcome::Aborted) {
         auto again = probe(p.target, p.label);
         if (!again || again->state != doris::LabelState::Finished)
           throw FatalStop{Error(Disposition::Retry, name + ": txn " + std::to_string(*p.state.txn_id) + " (label " +
@@ -515,6 +540,10 @@ kafka::OffsetMap Pipeline::Impl::group_starts(const std::vector<TopicPartition>&
           group_offsets_pending_[tp] = {m.end_offset, state::encode_committed(m.epoch, m.label_prefix)};
         } else {
           out[tp] = g->second.offset;
+          // Written at once: the epoch's owner, if it comes back (a zombie)
+          // and still means to replay, finds the group moved past it.
+          group_offsets_pending_[tp] = {g->second.offset, state::encode_committed(last_committed_epoch_,
+                                                                                  cfg_.label_prefix)};
         }
         break;
     }

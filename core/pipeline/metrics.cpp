@@ -142,6 +142,11 @@ void Metrics::set_schema_version(const std::string& table, uint64_t version) {
   s_.tables[table].schema_version = version;
 }
 
+void Metrics::set_schema_change(const std::string& table, const std::string& waiting_on) {
+  std::lock_guard lk(mu_);
+  s_.tables[table].schema_change = waiting_on;
+}
+
 void Metrics::add_column_not_loaded(const std::string& table) {
   std::lock_guard lk(mu_);
   ++s_.tables[table].columns_not_loaded;

@@ -31,6 +31,8 @@ struct TableStats {
   // that the policy does not add (schema_evolution: off, or refused).
   uint64_t schema_version = 0;
   uint64_t columns_not_loaded = 0;
+  // Non-empty while the table waits on a schema-change job in Doris.
+  std::string schema_change;
 };
 
 struct PartitionStats {
@@ -177,6 +179,7 @@ class Metrics {
   void add_doris_error(const std::string& status);
   void add_ddl(const std::string& table, const std::string& kind);
   void set_schema_version(const std::string& table, uint64_t version);
+  void set_schema_change(const std::string& table, const std::string& waiting_on);
   void add_column_not_loaded(const std::string& table);
   // Labelled counters appear at 0 before their first event.
   void preset_bad_record(const std::string& reason, const std::string& policy);

@@ -80,6 +80,11 @@ struct PipelineConfig {
   // partition from its log start (right for a re-created topic).
   enum class LostGroupOffsets { Fail, Stored, Beginning };
   LostGroupOffsets on_group_offsets_lost = LostGroupOffsets::Fail;
+  // The operator's verdict on an epoch whose outcome Doris can no longer
+  // prove (a txn Doris forgot, of a table where a replay duplicates rows;
+  // docs/operations.md): applies to this epoch only (0: none).
+  uint64_t unproven_epoch = 0;
+  bool unproven_epoch_committed = false;  // true: its rows are in Doris; false: replay it
 };
 
 struct Dependencies {

@@ -121,6 +121,10 @@ struct Replay {
   std::set<std::string> committed_labels;  // parts of the lost tables that committed before
   bool positioned = false;  // partitions sought to their start offsets
   int attempt = 0;
+  // Read through Source::read_range, synchronously, whoever owns the
+  // partitions now (issue 31: a replay that waited for its partitions to come
+  // back from a rebalance stalled forever).
+  bool by_range = false;
 };
 
 class Pipeline::Impl : public kafka::RebalanceListener {
@@ -149,6 +153,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
  private:
   enum class Who { Open, Closing, Replay };
   enum class LostCheck { Committed, Lost, Retry };
+  // Whether the table is UNIQUE KEY (a replay is idempotent there); nullopt: Doris could not be asked.
+  std::optional<bool> unique_key(const Target& t);
 
   kafka::OffsetMap assign_partitions(const std::vector<TopicPartition>& added);
   void revoke_partitions(const std::vector<TopicPartition>& revoked, bool lost);
@@ -215,7 +221,9 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::optional<doris::DorisError> finish_loads(LoadMap& loads, std::vector<state::TableTxn>& txns);
   void start_commits(ClosingEpoch& closing);
   void drive_closing(bool block);
-  LostCheck classify_lost(const state::TableTxn& txn);
+  // known_aborted: Doris answered the commit with "already aborted" (the
+  // txn never became visible); else it did not know the txn at all.
+  LostCheck classify_lost(const state::TableTxn& txn, uint64_t epoch, bool known_aborted);
   void mark_committed(ClosingEpoch& closing);
   void commit_offsets(const ClosingEpoch& closing);
   void open_next_epoch();
@@ -225,6 +233,14 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void process_replay(const kafka::Message& msg);
   void finish_replay();
   void resume_after_replay();
+  // The replay of replay_ through Source::read_range, to its end (or until
+  // the group shows the epoch resolved by someone else).
+  void replay_by_range();
+  // Before a replay reads or records anything: the consumer group must still
+  // name the epoch pending on every partition it covers. False when it does
+  // not (the epoch was resolved meanwhile; replay_ is dropped and the
+  // epoch settled as the group says), or when the group cannot be read now.
+  bool replay_still_owned();
   // --- failures
   void fail(const Error& error, const std::string& reason);
   void abort_loads(LoadMap& loads);
@@ -245,6 +261,9 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   Prepared refuse(state::DdlRecord& rec, TableDdl& td, const std::string& statement, const std::string& why,
                   const kafka::Message* msg);
   Prepared schemaless_keys(const Target& t, TableDdl& td, const kafka::Message& msg);
+  // Waits until the table has no unfinished schema-change job in Doris (a
+  // heavy ALTER runs as one); *cancelled gets a cancelled job's message.
+  Prepared await_alter_job(const Target& t, const std::string& statement, std::string* cancelled);
   void report_once(const Target& t, TableDdl& td, const std::string& column, const std::string& what);
   // Recovery: DDL records still PENDING are brought to their end.
   void resume_ddl();

@@ -51,6 +51,13 @@ void Pipeline::Impl::recover() {
     // Commits run now; a txn Doris lost turns the epoch into a replay, which
     // the main loop finishes once the partitions are assigned.
     drive_closing(/*block=*/true);
+    // With a range reader the replay needs no partition of the group, so it
+    // ends here; a restart never waits for an assignment that may not come
+    // (issue 31: the partitions of its range may be another member's now).
+    while (replay_ && replay_->by_range) {
+      replay_by_range();
+      drive_closing(/*block=*/true);
+    }
   }
   abort_lingering();
   resume_ddl();
@@ -81,11 +88,16 @@ void Pipeline::Impl::abort_lingering() {
   std::mutex mu;
   std::optional<Error> fatal;
   std::atomic<size_t> next{0};
-  std::atomic<uint64_t> aborted{0};
-  // Probes one label and aborts a txn holding it; false when the label is
-  // unused or the walk has to stop (an unknown table, a fatal error).
+  struct Held {
+    Target target;
+    std::string label;
+    int64_t txn_id;
+  };
+  std::vector<Held> held;  // aborted once every walk is done and none stopped the start
+  // Probes one label and notes a txn holding it; Stop when the walk has to
+  // stop (an unknown table, a fatal error).
   enum class Probe { Unused, Held, Stop };
-  auto probe = [&](const Target& target, const std::string& label) {
+  auto probe = [&](const Target& target, const std::string& label, uint64_t epoch, uint64_t first_epoch) {
     doris::LoadSpec spec;
     spec.db = target.db;
     spec.table = target.table;
@@ -116,15 +128,30 @@ void Pipeline::Impl::abort_lingering() {
                       ctx);
       return Probe::Stop;
     }
+    if (epoch > first_epoch) {
+      // This state uses no epoch number before the previous one is
+      // recorded, so what it left behind is at first_epoch only. A live txn
+      // further on is another writer's under the same label prefix (a copy
+      // of this configuration with its own state; issue 31): aborting it
+      // would break that writer's epoch, so the start is refused instead,
+      // before any txn is touched.
+      std::lock_guard lk(mu);
+      ErrorContext ctx;
+      ctx.table = target.name();
+      ctx.label = spec.label;
+      ctx.txn_id = st.txn_id;
+      if (!fatal)
+        fatal = Error(Disposition::Fatal,
+                      "label " + spec.label + " is held by a " + doris::to_string(st.state) +
+                          " txn beyond any epoch this state could have left open (epoch " +
+                          std::to_string(first_epoch) + "): another cdc2doris writes under the same label prefix; give each instance its own "
+                          "delivery.label_prefix",
+                      ctx);
+      return Probe::Stop;
+    }
     if (st.txn_id) {
-      auto r = deps_.doris.abort(target.db, *st.txn_id);
-      if (auto* err = std::get_if<doris::DorisError>(&r)) {
-        std::lock_guard lk(mu);
-        if (!fatal) fatal = *err;
-        return Probe::Stop;
-      }
-      ++aborted;
-      log_->info("recovery: aborted lingering txn {} (label {}, table {})", *st.txn_id, spec.label, target.name());
+      std::lock_guard lk(mu);
+      held.push_back({target, spec.label, *st.txn_id});
     }
     return Probe::Held;
   };
@@ -135,7 +162,7 @@ void Pipeline::Impl::abort_lingering() {
       for (uint64_t e = walk.first_epoch; budget > 0; ++e) {
         const std::string first = doris::make_label(walk.prefix, target.db, target.table, e);
         --budget;
-        const Probe p0 = probe(target, first);
+        const Probe p0 = probe(target, first, e, walk.first_epoch);
         if (p0 == Probe::Stop) break;
         // A table's later loads of the epoch (part n begins after part n-1,
         // but a stream's first bytes may still reach Doris in another
@@ -143,7 +170,8 @@ void Pipeline::Impl::abort_lingering() {
         bool stop = false;
         for (uint32_t part = 1; budget > 0; ++part) {
           --budget;
-          const Probe p = probe(target, doris::make_label(walk.prefix, target.db, target.table, e, part));
+          const Probe p = probe(target, doris::make_label(walk.prefix, target.db, target.table, e, part), e,
+                                walk.first_epoch);
           if (p == Probe::Stop) stop = true;
           if (p != Probe::Held) break;
         }
@@ -160,8 +188,13 @@ void Pipeline::Impl::abort_lingering() {
         worker();
       });
   }
-  deps_.metrics.lingering_txns_aborted += aborted.load();
   if (fatal) throw FatalStop{*fatal};
+  for (const auto& h : held) {
+    auto r = deps_.doris.abort(h.target.db, h.txn_id);
+    if (auto* err = std::get_if<doris::DorisError>(&r)) throw FatalStop{*err};
+    ++deps_.metrics.lingering_txns_aborted;
+    log_->info("recovery: aborted lingering txn {} (label {}, table {})", h.txn_id, h.label, h.target.name());
+  }
 }
 
 }  // namespace cdc2doris::pipeline

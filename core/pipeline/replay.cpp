@@ -34,6 +34,7 @@ void Pipeline::Impl::begin_replay() {
     }
   }
   closing_.reset();
+  r.by_range = deps_.source.can_read_range();
   log_->warn("replaying epoch {} for {} table(s) from Kafka", r.record.epoch, r.tables.size());
   replay_ = std::move(r);
   position_replay();
@@ -46,6 +47,8 @@ void Pipeline::Impl::position_replay() {
   for (const auto& [tp, range] : r.ranges)
     if (range.second > range.first) r.remaining.insert(tp);
   ++rewind_generation_;
+  // Read by replay_by_range(): the consumer's positions stay where they are.
+  if (r.by_range) return;
   // Before subscribe (recovery) on_assign positions the partitions instead.
   if (!subscribed_) return;
   kafka::OffsetMap starts;
@@ -115,6 +118,10 @@ void Pipeline::Impl::finish_replay() {
     fail(*err, "replay pre-commit");
     return;
   }
+  // The replacements are pre-committed, nothing of them recorded: a member
+  // that was paused meanwhile (a zombie) may find the group resolved the
+  // epoch without it. Then they are aborted rather than committed.
+  if (!replay_still_owned()) return;
   for (const auto& fresh : txns) {
     auto it = std::find_if(r.record.txns.begin(), r.record.txns.end(),
                            [&](const state::TableTxn& t) { return t.label == fresh.label; });
@@ -135,6 +142,104 @@ void Pipeline::Impl::finish_replay() {
   }
   r.loads.clear();
   step(Who::Replay, Event::LoadsPrecommitted);
+}
+
+void Pipeline::Impl::replay_by_range() {
+  if (!replay_still_owned()) return;
+  while (replay_) {
+    if (stop_.load())
+      throw FatalStop{Error(Disposition::Retry, "stopping while epoch " + std::to_string(replay_->record.epoch) +
+                                                    " was being replayed; the next start replays it")};
+    const uint64_t generation = rewind_generation_;
+    // Bounded like a commit inside a revocation: past it the attempt is
+    // retried (a Retry error) after a backoff.
+    auto err = deps_.source.read_range(replay_->ranges, [&](const kafka::Message& msg) {
+      if (replay_ && rewind_generation_ == generation) process_replay(msg);
+    }, std::chrono::minutes(10));
+    deps_.metrics.beat();
+    if (!replay_) return;  // not reached: a fatal failure unwinds
+    if (err) {
+      if (err->disposition() == Disposition::Fatal) throw FatalStop{*err};
+      // The attempt restarts: its loads are aborted, the range read again.
+      if (rewind_generation_ == generation) fail(*err, "replay read");
+      continue;
+    }
+    if (rewind_generation_ != generation) continue;  // a load failed: the attempt restarted
+    finish_replay();
+    // Recorded and committing (replay_ is gone), or an attempt that failed and restarts.
+  }
+}
+
+bool Pipeline::Impl::replay_still_owned() {
+  Replay& r = *replay_;
+  std::vector<TopicPartition> tps;
+  for (const auto& p : r.record.partitions) tps.push_back({p.topic, p.partition});
+  if (tps.empty()) return true;
+  auto got = read_group(tps);
+  if (auto* err = std::get_if<Error>(&got)) {
+    if (!subscribed_)
+      throw FatalStop{Error(Disposition::Retry, "recovery: replay of epoch " + std::to_string(r.record.epoch) +
+                                                    ": cannot read the consumer group: " + err->what())};
+    // Nobody can tell now; the replay waits (the attempt restarts after a backoff).
+    abort_loads(r.loads);
+    fail(Error(Disposition::Retry, "replay of epoch " + std::to_string(r.record.epoch) +
+                                       ": cannot read the consumer group: " + err->what()),
+         "replay group check");
+    return false;
+  }
+  const auto& group = std::get<kafka::GroupOffsetMap>(got);
+  bool committed_elsewhere = false;
+  std::vector<TopicPartition> moved;
+  for (const auto& tp : tps) {
+    auto g = group.find(tp);
+    if (g == group.end()) continue;  // expired offsets: nobody resolved anything there
+    const auto m = state::decode_group_meta(g->second.metadata);
+    if (m.label_prefix == r.record.label_prefix && m.epoch == r.record.epoch) {
+      if (m.kind == state::GroupMeta::Kind::Committed) committed_elsewhere = true;
+      if (m.kind != state::GroupMeta::Kind::Legacy) continue;
+    }
+    moved.push_back(tp);
+  }
+  if (!committed_elsewhere && moved.empty()) return true;
+  const uint64_t epoch = r.record.epoch;
+  abort_loads(r.loads);
+  const bool any_committed = std::any_of(r.record.txns.begin(), r.record.txns.end(),
+                                         [](const state::TableTxn& t) { return t.committed; });
+  if (committed_elsewhere) {
+    // A new owner found every txn pre-committed and committed them; a
+    // "lost" answer here came from Doris forgetting them since.
+    log_->warn("epoch {}: the consumer group shows it committed by another member; it is not replayed", epoch);
+    deps_.store.set_state(epoch, state::EpochState::Committed);
+    last_committed_epoch_ = std::max(last_committed_epoch_, epoch);
+    for (const auto& p : r.record.partitions) committed_[{p.topic, p.partition}] = p.end_offset;
+    replay_.reset();
+    resume_after_replay();
+    return false;
+  }
+  if (any_committed) {
+    failure_ = Error(Disposition::Fatal,
+                     "epoch " + std::to_string(epoch) + " is partly committed in Doris, but the consumer group moved "
+                     "past it on " + kafka::to_string(moved.front()) + " (another member resolved it without this "
+                     "member's state): replaying it could load rows twice; see docs/operations.md");
+    step(Who::Replay, Event::LoadFailedFatal);
+    return false;
+  }
+  // Nothing of it is visible and the owners of the moved partitions re-read
+  // them (resolve_pending): so does this member for the partitions that
+  // still name it, under a new epoch number.
+  log_->warn("epoch {}: the consumer group moved past it on {} partition(s) (it was resolved while this member was "
+             "away): it is not replayed; its records are re-read",
+             epoch, moved.size());
+  deps_.store.set_state(epoch, state::EpochState::Aborted);
+  ++deps_.metrics.epochs_aborted;
+  for (const auto& p : r.record.partitions) {
+    const TopicPartition tp{p.topic, p.partition};
+    if (std::find(moved.begin(), moved.end(), tp) != moved.end()) continue;
+    if (auto b = base_.find(tp); b != base_.end()) b->second = p.start_offset;
+  }
+  replay_.reset();
+  resume_after_replay();
+  return false;
 }
 
 void Pipeline::Impl::resume_after_replay() {

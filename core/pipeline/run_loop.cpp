@@ -39,6 +39,9 @@ RunResult Pipeline::Impl::run() {
     publish_state();
     while (!stop_.load()) {
       deps_.metrics.beat();
+      // Synchronous, before the next poll: no rebalance can come between
+      // its start and its end.
+      if (replay_ && replay_->by_range) replay_by_range();
       auto polled = deps_.source.poll(cfg_.poll_timeout, cfg_.poll_max_messages);
       if (deferred_stop_) throw FatalStop{*deferred_stop_};
       if (!group_offsets_pending_.empty() && !pos_.empty()) {
@@ -90,10 +93,12 @@ RunResult Pipeline::Impl::run() {
       const size_t polled_records = polled.batch.size(), polled_bytes = polled.batch.bytes();
       for (const auto& msg : polled.batch) {
         if (rewind_generation_ != generation) break;  // the rest was fetched before a rewind
-        if (replay_)
-          process_replay(msg);
-        else
+        if (replay_) {
+          // A range reader replays on its own handle; these are re-read after it.
+          if (!replay_->by_range) process_replay(msg);
+        } else {
           process(msg);
+        }
       }
       polled.batch.release();
       if (replay_ && replay_->positioned && replay_->remaining.empty()) finish_replay();

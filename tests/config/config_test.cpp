@@ -45,7 +45,10 @@ TEST_CASE("config: a minimal file gets the documented defaults", "[config]") {
   CHECK(c.topics == std::vector<std::string>{"a"});
   CHECK(c.group_id == "cdc2doris");
   CHECK(c.doris.user == "root");
-  CHECK(c.delivery.label_prefix == "cdc2doris");
+  // Issue 31: the default names the instance (the host name by default).
+  CHECK(c.delivery.label_prefix.rfind("cdc2doris_", 0) == 0);
+  CHECK(c.delivery.label_prefix.size() > std::string("cdc2doris_").size());
+  CHECK_FALSE(c.label_prefix_explicit);
   CHECK(c.delivery.epoch_interval == std::chrono::seconds(10));
   CHECK(c.delivery.bad_record_policy == pipeline::BadRecordPolicy::Fail);
   CHECK_FALSE(c.source_config().read_headers);  // nothing copies headers without a dead-letter queue
@@ -119,6 +122,7 @@ delivery:
   memory_cap: 128MiB
   open_transaction_budget: 40
   max_loads_per_table: 4
+  unproven_epoch: "12:replay"
   end_epoch_when_caught_up: false
   bad_records: dead_letter
   dead_letter_topic: dlq
@@ -459,6 +463,39 @@ routing:
   CHECK(std::find(known.begin(), known.end(), pipeline::Target{"ods", "orders_all"}) != known.end());
 }
 
+// Issue 31 (5): two instances started from one configuration on one host
+// shared the default label prefix "cdc2doris" and aborted each other's txns.
+TEST_CASE("config: the default label prefix names the instance, a state keeps the prefix it recorded", "[config]") {
+  const std::string doris = "doris: {fe: [\"fe:8030\"]}\n";
+  auto c = config::load_string(
+      "kafka: {bootstrap_servers: \"k:9092\", topics: [a], instance_id: pod-1.svc}\n" + doris, "t.yaml");
+  CHECK(c.delivery.label_prefix == "cdc2doris_pod-1_svc");
+  // A fresh state: the new default.
+  CHECK_FALSE(c.keep_recorded_label_prefix({}));
+  CHECK(c.delivery.label_prefix == "cdc2doris_pod-1_svc");
+  // A state recorded under the old default (and, earlier, another prefix) keeps the newest.
+  auto kept = c.keep_recorded_label_prefix({{"older", 10}, {"cdc2doris", 57}});
+  REQUIRE(kept);
+  CHECK(*kept == "cdc2doris");
+  CHECK(c.delivery.label_prefix == "cdc2doris");
+  // An explicit prefix is the operator's: never replaced.
+  auto e = config::load_string("kafka: {bootstrap_servers: \"k:9092\", topics: [a]}\n" + doris +
+                                   "delivery: {label_prefix: mine}\n",
+                               "t.yaml");
+  CHECK_FALSE(e.keep_recorded_label_prefix({{"cdc2doris", 57}}));
+  CHECK(e.delivery.label_prefix == "mine");
+  // The operator's verdict on an unproven epoch.
+  auto u = config::load_string("kafka: {bootstrap_servers: \"k:9092\", topics: [a]}\n" + doris +
+                                   "delivery: {unproven_epoch: \"41:committed\"}\n",
+                               "t.yaml");
+  CHECK(u.delivery.unproven_epoch == 41);
+  CHECK(u.delivery.unproven_epoch_committed);
+  CHECK_THROWS_WITH(config::load_string("kafka: {bootstrap_servers: \"k:9092\", topics: [a]}\n" + doris +
+                                            "delivery: {unproven_epoch: \"41:maybe\"}\n",
+                                        "t.yaml"),
+                    Catch::Contains("delivery.unproven_epoch"));
+}
+
 TEST_CASE("config: instance_id names the group member and fills {instance_id} in the label prefix", "[config]") {
   const std::string base = "kafka: {bootstrap_servers: \"k:9092\", topics: [a]}\ndoris: {fe: [\"fe:8030\"]}\n";
   auto c = config::load_string(base + "delivery: {label_prefix: \"cdc-{instance_id}\"}\n", "t.yaml");
@@ -468,6 +505,7 @@ TEST_CASE("config: instance_id names the group member and fills {instance_id} in
       "delivery: {label_prefix: \"cdc-{instance_id}\"}\n",
       "t.yaml");
   CHECK(named.instance_id == "cdc2doris-1.svc");
+  CHECK(named.label_prefix_explicit);
   CHECK(named.delivery.label_prefix == "cdc-cdc2doris-1_svc");
   CHECK(named.source_config().properties.at("group.instance.id") == "cdc2doris-1.svc");
   auto dynamic = config::load_string(

@@ -345,3 +345,81 @@ TEST_CASE("daemon: PostgreSQL TOAST placeholders and key-only deletes reach Dori
     CHECK(txns.find(name + "_inv_docs_1-1\"") != std::string::npos);
   }
 }
+
+// Issue 31 (5): a second `cdc2doris run` from a copy of the configuration on
+// the same host (same default kafka.instance_id, same label prefix, another
+// state directory) joined the group with the same group.instance.id, which
+// fenced the healthy first one. It must be refused before it joins, and the
+// first must go on loading as if nothing happened.
+TEST_CASE("daemon: a duplicate start on the same host is refused and leaves the running daemon alone",
+          "[daemon][identity]") {
+  auto& broker = KafkaBroker::shared();
+  TempDir dir("daemon-dup");
+  EmulatorOptions eo;
+  eo.stderr_file = (dir / "emulator.log").string();
+  Emulator emu(eo);
+  workload::Options wo;
+  wo.server = "ddup";
+  wo.db = "shop";
+  wo.tables = 1;
+  wo.partitions = 2;
+  wo.format = workload::Format::Schema;
+  workload::Generator gen(wo);
+  emu.sql("", "CREATE DATABASE shop");
+  for (const auto& t : gen.tables()) {
+    emu.sql("shop", gen.create_table_sql(t.substr(t.find('.') + 1)));
+    broker.create_topic("ddup." + t, 2);
+  }
+  // No instance_id and no label_prefix: both from the host name.
+  auto config = [&](const std::string& state) {
+    return "kafka:\n  bootstrap_servers: \"" + broker.bootstrap() +
+           "\"\n  group_id: daemon-dup-test\n  topic_regex: \"^ddup\\\\..*\"\n"
+           "  properties:\n    auto.offset.reset: earliest\n    session.timeout.ms: \"6000\"\n"
+           "doris:\n  fe: [\"" + emu.fe() + "\"]\n  user: root\n  password: \"\"\n" +
+           "delivery:\n  epoch_interval: 300ms\n  shutdown_deadline: 20s\n" +
+           "state:\n  dir: " + (dir / state).string() + "\nadmin:\n  listen: \"${ADMIN}\"\n";
+  };
+  write(dir / "a.yaml", config("state-a"));
+  write(dir / "b.yaml", config("state-b"));
+  const std::string admin_a = "127.0.0.1:" + std::to_string(free_port());
+  ProcessOptions po;
+  po.argv = {CDC2DORIS_DAEMON_BIN, "run", "--config", (dir / "a.yaml").string()};
+  po.env = {{"ADMIN", admin_a}};
+  po.stdout_file = (dir / "a.log").string();
+  po.stderr_file = (dir / "a.log").string();
+  Process a(po);
+  INFO(read(dir / "a.log"));
+  REQUIRE(wait_http(emu, admin_a, "/readyz", 200, 60s));
+  auto produce = [&](size_t n) {
+    std::map<std::string, std::vector<TestRecord>> by_topic;
+    for (const auto& r : gen.generate(n)) by_topic[r.topic].push_back({r.key, r.value, r.headers, r.partition});
+    for (const auto& [t, v] : by_topic) broker.produce(t, v);
+  };
+  auto consumed = [&](int n) {
+    const auto deadline = std::chrono::steady_clock::now() + 120s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (emu.http("GET", admin_a, "/status").body.find("\"records_consumed\":" + std::to_string(n)) !=
+          std::string::npos)
+        return true;
+      std::this_thread::sleep_for(200ms);
+    }
+    return false;
+  };
+  produce(300);
+  REQUIRE(consumed(300));
+
+  // The copy: refused at once, exit 3, naming the running one.
+  auto b = run_cli({"run", "--config", (dir / "b.yaml").string()}, dir,
+                   {{"ADMIN", "127.0.0.1:" + std::to_string(free_port())}});
+  INFO(b.output);
+  CHECK(b.status == daemon::kExitState);
+  CHECK_THAT(b.output, Catch::Contains("another cdc2doris (pid " + std::to_string(a.pid()) + ")"));
+  CHECK_THAT(b.output, Catch::Contains("kafka.instance_id"));
+  // It never joined the group: nothing to fence. The first keeps loading.
+  produce(300);
+  CHECK(consumed(600));
+  CHECK(a.running());
+  CHECK(wait_http(emu, admin_a, "/readyz", 200, 10s));
+  CHECK(a.stop(30s) == 0);
+  CHECK(read(dir / "a.log").find("FENCED") == std::string::npos);
+}

@@ -312,7 +312,7 @@ TEST_CASE("emulator: every 2PC answer", "[doris][emulator]") {
 
   CHECK(outcome(client->abort(kDb, b.txn_id)) == TxnOutcome::Done);
   CHECK(outcome(client->abort(kDb, b.txn_id)) == TxnOutcome::AlreadyDone);         // already aborted
-  CHECK(outcome(client->commit(kDb, b.txn_id)) == TxnOutcome::NotFoundOrAborted);  // aborted: replay
+  CHECK(outcome(client->commit(kDb, b.txn_id)) == TxnOutcome::Aborted);  // aborted (known): replay
 
   CHECK(outcome(client->commit(kDb, 987654321)) == TxnOutcome::NotFoundOrAborted);  // unknown
   CHECK(outcome(client->abort(kDb, 987654321)) == TxnOutcome::NotFoundOrAborted);
@@ -324,7 +324,7 @@ TEST_CASE("emulator: every 2PC answer", "[doris][emulator]") {
 
   // Pre-commit expired while "the daemon was down" -> replay.
   emu().fault(R"({"type":"expire_precommitted"})");
-  CHECK(outcome(client->commit(kDb, d.txn_id)) == TxnOutcome::NotFoundOrAborted);
+  CHECK(outcome(client->commit(kDb, d.txn_id)) == TxnOutcome::Aborted);
 
   // An injected commit failure is retried inside the client.
   auto e = load_ok(*client, spec("t_2pc", "tpc_e"), rows(4, 1));

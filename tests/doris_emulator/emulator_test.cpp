@@ -442,6 +442,7 @@ TEST_CASE("precommit timeout and label retention with small values", "[emulator]
   EmulatorOptions o;
   o.precommit_timeout_s = 1;
   o.label_retention_s = 1;
+  o.txn_clean_interval_s = 1;
   Emulator e(o);
   make_table(e, kUnique);
   auto pre = J(e.stream_load("d", "t", "1\ta\n", {{"two_phase_commit", "true"}, {"label", "exp"}}).body);

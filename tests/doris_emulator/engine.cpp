@@ -138,6 +138,7 @@ void Engine::abort_txn(Txn& t, const std::string& reason) {
   t.finish_ms = now_ms();
   t.rows.clear();
   t.rows.shrink_to_fit();
+  note_final(t);
   ++stats_.aborts;
   std::string r = "A";
   put_i64(&r, t.id);
@@ -231,6 +232,7 @@ void Engine::apply_visible(Txn& t) {
   }
   t.rows.clear();
   t.rows.shrink_to_fit();
+  note_final(t);
   std::string r = "V";
   put_i64(&r, t.id);
   put_i64(&r, t.finish_ms);
@@ -241,6 +243,9 @@ void Engine::forget_txn(int64_t id) {
   auto it = txns_.find(id);
   if (it == txns_.end()) return;
   if (auto* d = find_db(it->second.db)) {
+    // Forgotten from the front, except when a replayed log forgets a txn.
+    if (!d->finished.empty() && d->finished.front() == id) d->finished.pop_front();
+    else d->finished.erase(std::remove(d->finished.begin(), d->finished.end(), id), d->finished.end());
     auto lit = d->labels.find(it->second.label);
     if (lit != d->labels.end()) {
       auto& v = lit->second;
@@ -280,15 +285,42 @@ void Engine::tick(int64_t now) {
     }
     if (t.state == TxnState::Visible || t.state == TxnState::Aborted) live_txns_.erase(id);
   }
-  // Label retention: a full scan, but at most once a second.
-  if (now - last_retention_scan_ms_ < 1000 && last_retention_scan_ms_ != 0) return;
-  last_retention_scan_ms_ = now;
+  advance_alter_jobs(now);
+  // Finished txns and their labels are forgotten by Doris' txn cleaner, a
+  // daemon running every transaction_clean_interval_second (FE Config.java),
+  // not as soon as they qualify.
+  if (last_clean_ms_ != 0 && now - last_clean_ms_ < cfg_.txn_clean_interval_s * 1000) return;
+  last_clean_ms_ = now;
+  for (auto& [name, db] : dbs_) remove_useless_txns(*db, now);
+}
+
+void Engine::note_final(const Txn& t) {
+  if (auto* d = find_db(t.db)) d->finished.push_back(t.id);
+}
+
+// DatabaseTransactionMgr.unprotectedRemoveUselessTxns (apache/doris fe-core):
+// first the expired ones from the front of the finished deque (finished more
+// than streaming_label_keep_max_second ago, whole seconds; it stops at the
+// first one not expired), then, while the deque holds more than
+// label_num_threshold, the oldest finished regardless of age; at most
+// MAX_REMOVE_TXN_PER_ROUND (10000) per database and round.
+void Engine::remove_useless_txns(Database& db, int64_t now) {
+  constexpr int kMaxRemovePerRound = 10000;
+  int cleared = 0;
   std::vector<int64_t> forget;
-  for (auto& [id, t] : txns_)
-    if ((t.state == TxnState::Visible || t.state == TxnState::Aborted) &&
-        now - t.finish_ms > cfg_.label_retention_s * 1000)
-      forget.push_back(id);
-  for (auto id : forget) forget_txn(id);
+  size_t i = 0;
+  for (; i < db.finished.size() && cleared < kMaxRemovePerRound; ++i) {
+    auto it = txns_.find(db.finished[i]);
+    if (it != txns_.end() && (now - it->second.finish_ms) / 1000 <= cfg_.label_retention_s) break;
+    forget.push_back(db.finished[i]);
+    ++cleared;
+  }
+  const auto threshold = static_cast<size_t>(std::max<int64_t>(cfg_.label_num_threshold, 0));
+  for (; threshold > 0 && db.finished.size() - i > threshold && cleared < kMaxRemovePerRound; ++i) {
+    forget.push_back(db.finished[i]);
+    ++cleared;
+  }
+  for (int64_t id : forget) forget_txn(id);
 }
 
 // ---- error logs ----------------------------------------------------------------

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <map>
 #include <set>
 #include <memory>
@@ -43,6 +44,15 @@ struct Config {
   std::string data_dir;                   // empty: memory only
   int64_t precommit_timeout_s = 3600;     // stream_load_default_precommit_timeout_second
   int64_t label_retention_s = 43200;      // streaming_label_keep_max_second
+  // Finished txns kept per database beyond which the oldest are forgotten
+  // (label_num_threshold; <= 0: age only), and the period of the cleaner that
+  // forgets them (transaction_clean_interval_second). Both FE Config.java;
+  // rule in DatabaseTransactionMgr.unprotectedRemoveUselessTxns.
+  int64_t label_num_threshold = 2000;
+  int64_t txn_clean_interval_s = 30;
+  // How long a heavy schema-change job runs once its earlier txns finished
+  // (Doris: as long as rewriting the table's tablets takes).
+  int64_t alter_job_ms = 2000;
   int64_t max_running_txns = 10000;       // max_running_txn_num_per_db (newest master)
   int64_t default_load_timeout_s = 259200;
   int64_t streaming_load_max_mb = 10240;
@@ -96,6 +106,23 @@ struct Database {
   std::string name;
   std::map<std::string, std::unique_ptr<Table>> tables;
   std::unordered_map<std::string, std::vector<int64_t>> labels;
+  // Ids of finished (VISIBLE/ABORTED) txns in the order they became final:
+  // Doris' finalStatusTransactionStateDequeShort (every emulator txn is a
+  // stream load, a "short" txn). The cleaner forgets from its front.
+  std::deque<int64_t> finished;
+};
+
+// A heavy schema change (fe SchemaChangeJobV2): the ALTER returns at once,
+// the table keeps its shape until the job finishes (alter_job.cpp).
+struct AlterJob {
+  int64_t id = 0;
+  std::string cur_db, stmt;  // replayed through the SQL engine when it finishes
+  std::string db, table;
+  int64_t table_id = 0;
+  int64_t create_ms = 0, running_ms = 0, finish_ms = 0;
+  int64_t watershed_txn_id = 0;  // txns of the table begun before must finish first
+  uint64_t schema_version = 0;   // the table's version once finished
+  std::string state = "WAITING_TXN", msg;
 };
 
 enum class TxnState { Prepare, Precommitted, Committed, Visible, Aborted };
@@ -234,6 +261,7 @@ class Engine {
   std::string txns_json(const std::string& db) const;
   std::string stats_json() const;
   std::string schema_json(const std::string& db, const std::string& table) const;
+  const std::vector<AlterJob>& alter_jobs() const { return alter_jobs_; }
   std::optional<std::string> error_log(const std::string& file) const;
   Stats& stats() { return stats_; }
 
@@ -280,6 +308,15 @@ class Engine {
   friend class LoadImpl;
   void apply_visible(Txn& t);
   void forget_txn(int64_t id);
+  void note_final(const Txn& t);
+  // alter_job.cpp
+  static bool light_schema_change(const Table& t);
+  const AlterJob* running_alter_job(const Table& t) const;
+  void start_alter_job(const Table& t, const std::string& cur_db, const std::string& stmt);
+  void advance_alter_jobs(int64_t now);
+  void replay_alter_job(char type, std::string_view rec);
+  std::vector<std::vector<std::string>> show_alter_rows(const std::string& db) const;
+  void remove_useless_txns(Database& db, int64_t now);
   void wal_write(const std::string& rec, bool sync);
   void replay(std::string_view rec);
   void exec_sql_inner(const std::string& db, const std::string& stmt, std::string* result_json, bool replaying);
@@ -294,7 +331,10 @@ class Engine {
   // keeps the running-txn count and the housekeeping tick proportional to the
   // live txns instead of every txn ever begun (which made them quadratic).
   mutable std::set<int64_t> live_txns_;
-  int64_t last_retention_scan_ms_ = 0;
+  int64_t last_clean_ms_ = 0;
+  std::vector<AlterJob> alter_jobs_;
+  int64_t next_job_id_ = 30001;
+  bool applying_job_ = false;  // a finishing job's ALTER runs as an immediate one
   int64_t next_txn_id_ = 1001;
   int64_t next_db_id_ = 10001;
   int64_t next_table_id_ = 20001;

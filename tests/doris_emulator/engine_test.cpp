@@ -325,6 +325,7 @@ TEST_CASE("timeouts, label retention and running-txn limit", "[emulator][txn]") 
   Config c;
   c.precommit_timeout_s = 5;
   c.label_retention_s = 10;
+  c.txn_clean_interval_s = 1;
   c.max_running_txns = 2;
   Fix f(c);
   f.e.execute_sql("d", "CREATE TABLE t (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
@@ -345,6 +346,50 @@ TEST_CASE("timeouts, label retention and running-txn limit", "[emulator][txn]") 
   CHECK(S(f.txn("commit", a), "msg") == kFe + "transaction [" + a + "] not found");
   auto again = f.load("t", "1\n", h);
   CHECK(S(again, "Status") == "Success");
+}
+
+TEST_CASE("finished txns forgotten by count, oldest first, by the periodic cleaner", "[emulator][txn]") {
+  // label_num_threshold per database (DatabaseTransactionMgr.unprotectedRemoveUselessTxns):
+  // beyond it the oldest finished txns go, whatever their age; running ones never count.
+  cdc2doris::test::TempDir dir("emu-label-count");
+  Config c;
+  c.data_dir = dir.path().string();
+  c.label_num_threshold = 3;
+  c.txn_clean_interval_s = 30;
+  std::vector<std::string> ids;
+  {
+    Fix f(c);
+    f.e.execute_sql("d", "CREATE TABLE t (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+    f.e.execute_sql("d", "CREATE TABLE t2 (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+    const int64_t t0 = now_ms();
+    f.e.tick(t0);  // the cleaner's first round: nothing finished yet
+    for (int i = 1; i <= 4; ++i) {
+      auto r = f.load(i % 2 ? "t" : "t2", std::to_string(i) + "\n", {{"label", "l" + std::to_string(i)}});
+      REQUIRE(S(r, "Status") == "Success");
+      ids.push_back(std::to_string(I(r, "TxnId")));
+    }
+    // Aborted txns count too; a running (PRECOMMITTED) one does not.
+    auto ab = f.load("t", "5\n", {{"label", "l5"}, {"two_phase_commit", "true"}});
+    ids.push_back(std::to_string(I(ab, "TxnId")));
+    f.txn("abort", ids.back());
+    auto run = f.load("t", "6\n", {{"label", "l6"}, {"two_phase_commit", "true"}});
+    const std::string running = std::to_string(I(run, "TxnId"));
+    f.e.tick(t0 + 10000);  // between two cleaner rounds: nothing forgotten yet
+    CHECK(S(f.load("t", "1\n", {{"label", "l1"}}), "Status") == "Label Already Exists");
+    f.e.tick(t0 + 30000);
+    // Five finished in one database (two tables), threshold 3: the two oldest go.
+    CHECK(S(f.txn("commit", ids[0]), "msg") == kFe + "transaction [" + ids[0] + "] not found");
+    CHECK(S(f.txn("commit", ids[1]), "msg") == kFe + "transaction [" + ids[1] + "] not found");
+    CHECK_THAT(S(f.txn("commit", ids[2]), "msg"), Catch::Matchers::Contains("already visible"));
+    CHECK(S(f.txn("commit", running), "status") == "Success");  // became final after the round
+  }
+  // The order of finishing survives a restart: the next round forgets l3
+  // (oldest of l3, l4, l5-aborted, l6) and keeps the newest three.
+  Fix g(c);
+  g.e.tick(now_ms());
+  CHECK(S(g.txn("commit", ids[2]), "msg") == kFe + "transaction [" + ids[2] + "] not found");
+  CHECK_THAT(S(g.txn("commit", ids[3]), "msg"), Catch::Matchers::Contains("already visible"));
+  CHECK(S(g.load("t", "2\n", {{"label", "l2"}}), "Status") == "Success");  // a forgotten label is free again
 }
 
 TEST_CASE("unique model: upsert, delete sign, sequence column, merge types", "[emulator][model]") {
@@ -769,7 +814,9 @@ TEST_CASE("partial update: staged partial rows survive a restart and apply on co
 
 TEST_CASE("sql: MODIFY COLUMN follows Doris' schema-change rules, a running schema change refuses ALTER",
           "[emulator][sql][ddl]") {
-  Fix f;
+  Config c;
+  c.alter_job_ms = 0;
+  Fix f(c);
   f.e.execute_sql("d", "CREATE TABLE m (id BIGINT NOT NULL, i INT NULL, v VARCHAR(20) NULL, n INT NOT NULL DEFAULT \"0\", "
                        "dt DATE NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
   auto refused = [&](const std::string& stmt) {
@@ -780,8 +827,10 @@ TEST_CASE("sql: MODIFY COLUMN follows Doris' schema-change rules, a running sche
     }
     return std::string("accepted");
   };
-  // Widenings pass (fe ColumnType.schemaChangeMatrix).
+  // Widenings pass (fe ColumnType.schemaChangeMatrix); a type change is a
+  // heavy job, finished by the next housekeeping round here.
   f.e.execute_sql("d", "ALTER TABLE m MODIFY COLUMN i BIGINT NULL");
+  f.e.tick(now_ms());
   f.e.execute_sql("d", "ALTER TABLE m MODIFY COLUMN v VARCHAR(200) NULL");
   f.e.execute_sql("d", "ALTER TABLE m MODIFY COLUMN n INT NOT NULL DEFAULT \"0\"");
   // Column.checkSchemaChangeAllowed refusals, in Doris' words.
@@ -798,4 +847,75 @@ TEST_CASE("sql: MODIFY COLUMN follows Doris' schema-change rules, a running sche
   CHECK_THAT(refused("ALTER TABLE m ADD COLUMN x INT NULL"),
              Catch::Contains("Table[m]'s state(SCHEMA_CHANGE) is not NORMAL. Do not allow doing ALTER ops"));
   f.e.execute_sql("d", "ALTER TABLE m ADD COLUMN x INT NULL");
+}
+
+namespace {
+json::array desc_rows(Fix& f, const std::string& table) {
+  auto d = json::parse(f.e.query("d", "DESC " + table, true)).as_object();
+  return d.at("data").as_object().at("data").as_array();
+}
+json::array show_alter(Fix& f) {
+  auto d = json::parse(f.e.query("d", "SHOW ALTER TABLE COLUMN FROM d WHERE TableName = 'h'", true)).as_object();
+  return d.at("data").as_object().at("data").as_array();
+}
+}  // namespace
+
+TEST_CASE("heavy schema change: an asynchronous job that waits for earlier txns; loads go on", "[emulator][sql][ddl]") {
+  cdc2doris::test::TempDir dir("emu-alter-job");
+  Config c;
+  c.data_dir = dir.path().string();
+  c.alter_job_ms = 1000;
+  Fix f(c);
+  f.e.execute_sql("d", "CREATE TABLE h (id BIGINT, i INT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  f.e.execute_sql("d", "CREATE TABLE nolight (id BIGINT, i INT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "
+                       "PROPERTIES (\"light_schema_change\" = \"false\")");
+  // Light: an ADD of a value column on a light table, a longer VARCHAR.
+  f.e.execute_sql("d", "ALTER TABLE h ADD COLUMN s VARCHAR(5) NULL");
+  f.e.execute_sql("d", "ALTER TABLE h MODIFY COLUMN s VARCHAR(50) NULL");
+  CHECK(desc_rows(f, "h").size() == 3);
+  CHECK(show_alter(f).empty());
+  f.load("h", "{\"id\":1,\"i\":1}\n", {{"format", "json"}});
+  // A txn begun before the job (pre-committed) holds it in WAITING_TXN.
+  const auto pre = std::to_string(
+      I(f.load("h", "{\"id\":2,\"i\":2}\n", {{"format", "json"}, {"two_phase_commit", "true"}}), "TxnId"));
+  f.e.execute_sql("d", "ALTER TABLE h MODIFY COLUMN i BIGINT NULL");  // answered at once
+  CHECK(json::serialize(desc_rows(f, "h")[1]) == R"(["i","INT","YES","false",null,"REPLACE"])");
+  auto jobs = show_alter(f);
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].as_array()[1] == "h");
+  CHECK(jobs[0].as_array()[3] == "N/A");
+  CHECK(jobs[0].as_array()[8] == json::value(std::to_string(std::stoll(pre) + 1)));  // the watershed txn id
+  CHECK(jobs[0].as_array()[9] == "WAITING_TXN");
+  CHECK(jobs[0].as_array()[12] == "2592000");
+  CHECK_THROWS_WITH(f.e.execute_sql("d", "ALTER TABLE h ADD COLUMN x INT NULL"),
+                    Catch::Contains("Table[h]'s state(SCHEMA_CHANGE) is not NORMAL. Do not allow doing ALTER ops"));
+  f.e.tick(now_ms() + 5000);
+  CHECK(show_alter(f)[0].as_array()[9] == "WAITING_TXN");
+  // Loads keep working during the job, in the old shape.
+  CHECK(S(f.load("h", "{\"id\":3,\"i\":3}\n", {{"format", "json"}}), "Status") == "Success");
+  CHECK(S(f.txn("commit", pre), "status") == "Success");
+  f.e.tick(now_ms());
+  CHECK(show_alter(f)[0].as_array()[9] == "RUNNING");
+  CHECK(show_alter(f)[0].as_array()[11] == "0/1");
+  CHECK(desc_rows(f, "h").size() == 3);
+  f.e.tick(now_ms() + 1500);
+  jobs = show_alter(f);
+  CHECK(jobs[0].as_array()[9] == "FINISHED");
+  CHECK(jobs[0].as_array()[3] != "N/A");
+  CHECK(json::serialize(desc_rows(f, "h")[1]) == R"(["i","BIGINT","YES","false",null,"REPLACE"])");
+  CHECK(f.rows("h").size() == 3);
+  // Without light schema change an ADD is a job too; the state survives a restart.
+  f.e.execute_sql("d", "ALTER TABLE nolight ADD COLUMN x INT NULL");
+  CHECK(desc_rows(f, "nolight").size() == 2);
+  Fix g(c);
+  auto all = json::parse(g.e.query("d", "SHOW ALTER TABLE COLUMN", true)).as_object().at("data").as_object().at("data").as_array();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].as_array()[9] == "FINISHED");
+  CHECK(all[1].as_array()[9] == "WAITING_TXN");
+  CHECK(json::serialize(desc_rows(g, "h")[1]) == R"(["i","BIGINT","YES","false",null,"REPLACE"])");
+  g.e.tick(now_ms());
+  g.e.tick(now_ms() + 1500);
+  CHECK(desc_rows(g, "nolight").size() == 3);
+  g.e.execute_sql("d", "ALTER TABLE nolight DROP COLUMN x");  // a job again: the column stays until it ends
+  CHECK(desc_rows(g, "nolight").size() == 3);
 }

@@ -99,6 +99,9 @@ void Emulator::start() {
   if (opts_.precommit_timeout_s) add("--precommit-timeout-s", std::to_string(opts_.precommit_timeout_s));
   if (opts_.label_retention_s) add("--label-retention-s", std::to_string(opts_.label_retention_s));
   if (opts_.max_running_txns) add("--max-running-txns", std::to_string(opts_.max_running_txns));
+  if (opts_.label_num_threshold) add("--label-num-threshold", std::to_string(opts_.label_num_threshold));
+  if (opts_.txn_clean_interval_s) add("--txn-clean-interval-s", std::to_string(opts_.txn_clean_interval_s));
+  if (opts_.alter_job_ms >= 0) add("--alter-job-ms", std::to_string(opts_.alter_job_ms));
   if (opts_.count_only) args.push_back("--count-only");
   for (auto& a : opts_.extra_args) args.push_back(a);
 

@@ -36,6 +36,9 @@ struct EmulatorOptions {
   int precommit_timeout_s = 0;      // 0: emulator default (3600)
   int label_retention_s = 0;        // 0: emulator default (43200)
   int max_running_txns = 0;         // 0: emulator default (10000)
+  int label_num_threshold = 0;      // 0: emulator default (2000); -1: forget by age only
+  int txn_clean_interval_s = 0;     // 0: emulator default (30)
+  int alter_job_ms = -1;            // heavy schema-change job duration; -1: emulator default (2000)
   bool count_only = false;
   std::vector<std::string> extra_args;
   int fe_port = 0;                  // 0: a free port

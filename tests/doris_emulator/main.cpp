@@ -16,7 +16,8 @@ const char* kUsage =
     "usage: doris-emulator [--fe-port N] [--be-count N | --be-ports a,b,c] [--user NAME:PASSWORD]...\n"
     "                      [--data-dir DIR] [--precommit-timeout-s N] [--label-retention-s N]\n"
     "                      [--max-running-txns N] [--streaming-load-max-mb N] [--streaming-load-json-max-mb N]\n"
-    "                      [--load-timeout-s N] [--count-only] [--no-fsync] [--host ADDR] [--query-port N]\n";
+    "                      [--load-timeout-s N] [--count-only] [--no-fsync] [--host ADDR] [--query-port N]\n"
+    "                      [--label-num-threshold N] [--txn-clean-interval-s N] [--alter-job-ms N]\n";
 
 int64_t to_int(const std::string& flag, const std::string& v) {
   try {
@@ -67,6 +68,15 @@ int main(int argc, char** argv) {
       else if (a == "--precommit-timeout-s") cfg.precommit_timeout_s = to_int(a, val());
       else if (a == "--label-retention-s") cfg.label_retention_s = to_int(a, val());
       else if (a == "--max-running-txns") cfg.max_running_txns = to_int(a, val());
+      else if (a == "--label-num-threshold") {
+        std::string v = val();
+        cfg.label_num_threshold = v == "-1" ? -1 : to_int(a, v);  // Doris: <= 0 forgets by age only
+      }
+      else if (a == "--alter-job-ms") cfg.alter_job_ms = to_int(a, val());
+      else if (a == "--txn-clean-interval-s") {
+        cfg.txn_clean_interval_s = to_int(a, val());
+        if (cfg.txn_clean_interval_s < 1) throw std::invalid_argument("--txn-clean-interval-s must be at least 1");
+      }
       else if (a == "--streaming-load-max-mb") cfg.streaming_load_max_mb = to_int(a, val());
       else if (a == "--streaming-load-json-max-mb") cfg.streaming_load_json_max_mb = to_int(a, val());
       else if (a == "--load-timeout-s") cfg.default_load_timeout_s = to_int(a, val());

@@ -500,7 +500,7 @@ QueryResult QuerySession::run_inner(const std::string& sql) {
   if (ps.kw("DESC") || ps.kw("DESCRIBE")) return from_http_json(e_.query(db_, sql, false));
   if (ps.accept("SHOW")) {
     bool full = ps.accept("FULL");
-    if (ps.kw("DATABASES") || ps.kw("SCHEMAS") || ps.kw("TABLES")) {
+    if (ps.kw("DATABASES") || ps.kw("SCHEMAS") || ps.kw("TABLES") || ps.kw("ALTER")) {
       QueryResult q = from_http_json(e_.query(db_, sql, false));
       if (full && !q.error) {
         q.cols.push_back({"Table_type", mysql::Type::VarString, "", ""});

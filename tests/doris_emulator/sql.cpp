@@ -394,9 +394,14 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
     ps.expect("TABLE");
     Table& t = need_table(ps.qname(cur_db));
     // A heavy schema change (a type change) still running: OlapTable.checkNormalStateForAlter.
-    if (!replaying && take_fault("schema_change_running", t.db, t.name, -1))
+    if (!replaying && !applying_job_ &&
+        (take_fault("schema_change_running", t.db, t.name, -1) || running_alter_job(t)))
       fail("Table[" + t.name + "]'s state(SCHEMA_CHANGE) is not NORMAL. Do not allow doing ALTER ops");
     std::vector<Column> old = t.cols;
+    const int old_seq_col = t.seq_col;
+    // Whether Doris runs this clause as a heavy job (alter_job.cpp).
+    const bool light = light_schema_change(t);
+    bool heavy = false;
     if (ps.accept("ADD")) {
       ps.accept("COLUMN");
       std::vector<Column> add;
@@ -422,6 +427,7 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
           pos = k;
         }
         if (c.key && t.model == Model::Unique) fail("the emulator does not support adding key columns to UNIQUE tables");
+        heavy = heavy || !light || c.key;
         t.cols.insert(t.cols.begin() + static_cast<long>(pos), c);
       }
     } else if (ps.accept("DROP")) {
@@ -434,6 +440,7 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
         fail("Can not drop key column when table has value column with REPLACE aggregation method");
       }
       if (i == t.seq_col) fail("Can not drop sequence mapping column[" + n + "] in Unique data model table[" + t.name + "]");
+      heavy = !light;
       t.cols.erase(t.cols.begin() + i);
       if (t.seq_col > i) --t.seq_col;
     } else if (ps.accept("RENAME")) {
@@ -454,6 +461,9 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
       // MODIFY restates the column: unless the key is named again, Doris
       // reads it as a value column of a key column (the emulator keeps it).
       if (!cur.key) check_modify(cur, c);
+      const bool changed = cur.type.sql() != c.type.sql() || cur.nullable != c.nullable || cur.def != c.def;
+      const bool varchar_longer = cur.type.kind == Kind::Varchar && c.type.kind == Kind::Varchar;
+      heavy = changed && !(light && varchar_longer);
       c.id = cur.id;
       c.key = cur.key;
       cur = c;
@@ -487,6 +497,13 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
     } else {
       fail("Unsupported ALTER TABLE clause near '" + ps.peek().s + "'");
     }
+    if (heavy && !replaying && !applying_job_) {
+      // Checked and accepted; the table keeps its shape until the job ends.
+      t.cols = std::move(old);
+      t.seq_col = old_seq_col;
+      start_alter_job(t, cur_db, stmt);
+      return;
+    }
     ++t.schema_version;
     std::vector<StagedRow> scratch;
     for (auto& [k, r] : t.unique_rows)
@@ -516,6 +533,55 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
       Table& t = need_table(ps.qname(cur_db));
       result_set({{"Table", "CHAR"}, {"Create Table", "CHAR"}},
                  boost::json::array{boost::json::array{t.name, query::create_table_text(t)}});
+      return;
+    }
+    if (ps.accept("ALTER")) {
+      // SHOW ALTER TABLE COLUMN [FROM db] [WHERE TableName = 't' [AND State = 's']]
+      //   [ORDER BY JobId|CreateTime|FinishTime [ASC|DESC]] [LIMIT n] (fe ShowAlterStmt).
+      ps.expect("TABLE");
+      ps.expect("COLUMN");
+      std::string db = cur_db;
+      if (ps.accept("FROM") || ps.accept("IN")) db = ps.ident();
+      need_db(db);
+      static const std::vector<std::string> names{"JobId", "TableName", "CreateTime", "FinishTime", "IndexName",
+                                                  "IndexId", "OriginIndexId", "SchemaVersion", "TransactionId",
+                                                  "State", "Msg", "Progress", "Timeout"};
+      auto rows = show_alter_rows(db);
+      if (ps.accept("WHERE")) {
+        do {
+          std::string col = ps.ident();
+          ps.expect_p('=');
+          std::string want = ps.peek().s;
+          ++ps.p;
+          int ci = -1;
+          for (size_t i = 0; i < names.size(); ++i)
+            if (upper(names[i]) == upper(col)) ci = static_cast<int>(i);
+          if (ci != 1 && ci != 9) fail("The columns of TableName/CreateTime/FinishTime/State are supported.");
+          std::erase_if(rows, [&](const auto& r) {
+            return ci == 1 ? r[1] != want : upper(r[9]) != upper(want);
+          });
+        } while (ps.accept("AND"));
+      }
+      if (ps.accept("ORDER")) {
+        ps.expect("BY");
+        ps.ident();  // every supported column grows with JobId
+        if (ps.accept("DESC")) std::reverse(rows.begin(), rows.end());
+        else ps.accept("ASC");
+      }
+      if (ps.accept("LIMIT")) {
+        const auto n = static_cast<size_t>(std::stoll(ps.peek().s));
+        ++ps.p;
+        if (rows.size() > n) rows.resize(n);
+      }
+      std::vector<std::pair<std::string, std::string>> meta;
+      for (const auto& n : names) meta.emplace_back(n, "CHAR");
+      boost::json::array data;
+      for (const auto& r : rows) {
+        boost::json::array a;
+        for (const auto& c : r) a.push_back(boost::json::string(c));
+        data.push_back(std::move(a));
+      }
+      result_set(meta, data);
       return;
     }
     if (ps.accept("FULL")) {}

@@ -188,10 +188,13 @@ void Engine::replay(std::string_view rec) {
         t->finish_ms = r.i64();
         t->abort_reason = r.s();
         t->rows.clear();
+        note_final(*t);
       }
       break;
     }
     case 'F': forget_txn(r.i64()); break;
+    case 'J':
+    case 'K': replay_alter_job(type, rec); break;
     default: throw std::runtime_error("unknown wal record type");
   }
 }

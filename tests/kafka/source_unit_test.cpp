@@ -371,3 +371,34 @@ TEST_CASE("dlq refuses to run without idempotence", "[kafka][dlq]") {
                   std::invalid_argument);
   CHECK_THROWS_AS(make_kafka_dlq({{"bootstrap.servers", "127.0.0.1:1"}, {"acks", "1"}}), std::invalid_argument);
 }
+
+// Issue 31 (7): a replay reads its recorded range whoever owns the
+// partitions now, on a handle that never joins the group.
+TEST_CASE("mock cluster: read_range reads [first, end) of partitions the source does not own", "[kafka][mock]") {
+  test::MockCluster mc(1);
+  std::string topic = unique_name("t");
+  mc.create_topic(topic, 2);
+  test::produce(mc.bootstrap(), topic, records(10, 0, "p0"));
+  test::produce(mc.bootstrap(), topic, records(6, 1, "p1"));
+  auto src = make_kafka_source(SourceConfig{{topic}, props(mc.bootstrap(), unique_name("g"))});
+  REQUIRE(src->can_read_range());
+  // Not subscribed: it owns nothing.
+  Source::Ranges ranges{{{topic, 0}, {3, 7}}, {{topic, 1}, {0, 6}}};
+  std::map<int32_t, std::vector<int64_t>> seen;
+  std::vector<std::string> values;
+  auto err = src->read_range(ranges, [&](const Message& m) {
+    seen[m.partition].push_back(m.offset);
+    if (m.partition == 0 && m.value) values.emplace_back(*m.value);
+  }, 30s);
+  INFO((err ? err->what() : std::string()));
+  REQUIRE_FALSE(err);
+  CHECK(seen[0] == std::vector<int64_t>{3, 4, 5, 6});
+  CHECK(seen[1] == std::vector<int64_t>{0, 1, 2, 3, 4, 5});
+  CHECK(values == std::vector<std::string>{"p0-v3", "p0-v4", "p0-v5", "p0-v6"});
+  // An empty range reads nothing and returns at once.
+  seen.clear();
+  CHECK_FALSE(src->read_range({{{topic, 0}, {5, 5}}}, [&](const Message& m) { seen[m.partition].push_back(m.offset); },
+                              5s));
+  CHECK(seen.empty());
+  CHECK_FALSE(src->close(5s));
+}

@@ -90,7 +90,7 @@ struct World {
   decode::DecoderOptions decoding;
   int64_t lsn = 1000;
 
-  World() {
+  explicit World(cdc2doris::test::EmulatorOptions o = {}) : emu(std::move(o)) {
     emu.sql("", "CREATE DATABASE d");
     doris::ClientConfig cc;
     cc.fe_urls = {emu.fe()};
@@ -315,6 +315,64 @@ TEST_CASE("schema evolution: a running schema change is waited out", "[pipeline]
   REQUIRE_FALSE(w.run(1).error);
   CHECK(w.emu.rows("d", "t") == std::vector<std::string>{R"({"id":1,"a":10,"b":"x"})"});
   CHECK(w.ddl_count("t", "add") == 1);
+}
+
+namespace {
+std::vector<std::string> alter_job_states(World& w) {
+  auto res = boost::json::parse(w.emu.query("d", "SHOW ALTER TABLE COLUMN FROM d")).as_object();
+  std::vector<std::string> out;
+  for (const auto& r : res["data"].as_object()["data"].as_array()) out.emplace_back(r.as_array()[9].as_string());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("schema evolution: a heavy schema change (a Doris job) is waited out, no row loads without the new column",
+          "[pipeline][ddl]") {
+  // Without light schema change Doris runs ADD COLUMN as an asynchronous job
+  // (fe SchemaChangeHandler / SchemaChangeJobV2): the ALTER answers at once,
+  // DESC shows the new column only when the job has finished.
+  cdc2doris::test::EmulatorOptions o;
+  o.alter_job_ms = 1500;
+  World w(o);
+  w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "
+          "PROPERTIES (\"light_schema_change\" = \"false\")");
+  w.topic("t");
+  w.produce("t", kV1, 1, R"({"id":1,"a":1})");
+  w.produce("t", kV2, 2, R"({"id":2,"a":2,"b":"new"})");
+  bool saw_waiting = false;
+  const uint64_t want = w.metrics.records_consumed.load() + 2;
+  auto res = w.run_until(
+      [&] {
+        const auto snap = w.metrics.snapshot();
+        auto it = snap.tables.find("d.t");
+        if (it != snap.tables.end() && it->second.schema_change.find("schema-change job") != std::string::npos)
+          saw_waiting = true;
+        return w.metrics.records_consumed.load() >= want && w.emu.rows("d", "t").size() == 2;
+      },
+      w.config());
+  REQUIRE_FALSE(res.error);
+  CHECK(saw_waiting);  // /status showed the table waiting on the job
+  CHECK(alter_job_states(w) == std::vector<std::string>{"FINISHED"});
+  CHECK(w.emu.rows("d", "t") ==
+        std::vector<std::string>{R"({"id":1,"a":1,"b":null})", R"({"id":2,"a":2,"b":"new"})"});
+  CHECK(w.ddl_count("t", "add") == 1);
+  CHECK(w.metrics.snapshot().tables["d.t"].schema_change.empty());
+  CHECK(w.ddl_record("t")->state == state::DdlState::Done);
+}
+
+TEST_CASE("schema evolution: an ALTER refused because another job runs waits for that job, then applies",
+          "[pipeline][ddl]") {
+  cdc2doris::test::EmulatorOptions o;
+  o.alter_job_ms = 3000;
+  World w(o);
+  w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  w.emu.sql("d", "ALTER TABLE t MODIFY COLUMN a BIGINT NULL");  // someone else's heavy change, still running
+  w.topic("t");
+  w.produce("t", kV2, 1, R"({"id":1,"a":10,"b":"x"})");
+  REQUIRE_FALSE(w.run_until([&] { return w.emu.rows("d", "t").size() == 1; }, w.config()).error);
+  CHECK(w.desc("t") == std::vector<std::string>{"id BIGINT", "a BIGINT", "b STRING"});
+  CHECK(w.emu.rows("d", "t") == std::vector<std::string>{R"({"id":1,"a":10,"b":"x"})"});
+  CHECK(alter_job_states(w) == std::vector<std::string>{"FINISHED"});
 }
 
 // A table to create from the record's schema (kV1), whose DESC meets `fault`.

@@ -171,20 +171,18 @@ TEST_CASE("e2e group: a second live instance with the same instance_id is refuse
   h.produce(2000);
   require_caught_up(h, 120s, {"a"});
   auto b = h.start_member("b");
-  // The group fences the older member of the two; it stops and says why.
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (a->running() && b->running() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(200ms);
-  const bool a_refused = !a->running();
-  REQUIRE((a_refused || !b->running()));
-  Process& refused = a_refused ? *a : *b;
-  CHECK(refused.wait(5s).value_or(0) != 0);
-  CHECK(h.count_log("same instance_id") >= 1);
-  // The survivor goes on, exactly once.
-  Process& survivor = a_refused ? *b : *a;
+  // On one host (issue 31) the second is refused before it joins the group:
+  // a static member with the same group.instance.id would fence the first.
+  // (On two hosts the group fences the older one: docs/architecture.md.)
+  CHECK(b->wait(60s) == std::optional<int>(3));
+  CHECK(h.count_log("is running on this host with kafka.group_id") >= 1);
+  CHECK(h.count_log("same-id") >= 1);
+  // The first goes on, exactly once, never fenced.
+  CHECK(a->running());
   h.produce(2000);
-  require_caught_up(h, 120s, {"a", "b"});
-  CHECK(survivor.stop(60s) == 0);
+  require_caught_up(h, 120s, {"a"});
+  CHECK(a->stop(60s) == 0);
+  CHECK(h.count_log("with the same instance_id") == 0);  // the fence hint
   h.verify();
 }
 

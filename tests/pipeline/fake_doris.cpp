@@ -129,6 +129,11 @@ void FakeDoris::lose_next_commit(const std::string& table) {
   lose_.insert(table);
 }
 
+void FakeDoris::forget_next_commit(const std::string& table) {
+  std::lock_guard lk(mu_);
+  forget_.insert(table);
+}
+
 void FakeDoris::delay_commits(const std::string& table, std::chrono::milliseconds delay) {
   std::lock_guard lk(mu_);
   commit_delays_[table] = delay;
@@ -142,6 +147,7 @@ void FakeDoris::heal() {
   commit_faults_.clear();
   all_commits_fail_.reset();
   lose_.clear();
+  forget_.clear();
 }
 
 FakeDoris::Stats FakeDoris::stats() const {
@@ -201,7 +207,7 @@ std::optional<doris::DorisError> FakeDoris::take(std::vector<Fault>& faults, con
 FakeDoris::Txn* FakeDoris::find_label_locked(const std::string& db, const std::string& label) {
   Txn* found = nullptr;
   for (auto& [id, t] : txns_)
-    if (t.db == db && t.label == label) found = &t;
+    if (t.db == db && t.label == label && !t.forgotten) found = &t;
   return found;
 }
 
@@ -297,6 +303,14 @@ doris::TxnResult FakeDoris::commit_locked(Txn& t) {
     lose_.erase(lose_.find(t.table));
     t.state = TxnState::Aborted;
     stats_.lost_labels.push_back(t.label);
+    return doris::TxnOutcome::Aborted;
+  }
+  if (t.forgotten) return doris::TxnOutcome::NotFoundOrAborted;
+  if (forget_.count(t.table) && t.state == TxnState::Precommitted) {
+    forget_.erase(forget_.find(t.table));
+    t.state = TxnState::Committed;
+    apply_locked(t);
+    t.forgotten = true;
     return doris::TxnOutcome::NotFoundOrAborted;
   }
   switch (t.state) {
@@ -307,7 +321,7 @@ doris::TxnResult FakeDoris::commit_locked(Txn& t) {
       apply_locked(t);
       return doris::TxnOutcome::Done;
     case TxnState::Committed: return doris::TxnOutcome::AlreadyDone;
-    case TxnState::Aborted: return doris::TxnOutcome::NotFoundOrAborted;
+    case TxnState::Aborted: return doris::TxnOutcome::Aborted;
   }
   return doris::TxnOutcome::NotFoundOrAborted;
 }
@@ -352,7 +366,8 @@ std::future<doris::TxnResult> FakeDoris::commit_async(const std::string& db, int
 std::future<doris::TxnResult> FakeDoris::abort_async(const std::string& db, int64_t txn_id) {
   std::lock_guard lk(mu_);
   auto it = txns_.find(txn_id);
-  if (it == txns_.end() || it->second.db != db) return ready<doris::TxnResult>(doris::TxnOutcome::NotFoundOrAborted);
+  if (it == txns_.end() || it->second.db != db || it->second.forgotten)
+    return ready<doris::TxnResult>(doris::TxnOutcome::NotFoundOrAborted);
   return ready(abort_locked(it->second));
 }
 

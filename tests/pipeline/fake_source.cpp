@@ -261,11 +261,56 @@ kafka::PollResult FakeSource::poll(std::chrono::milliseconds timeout, size_t max
   return out;
 }
 
+std::optional<Error> FakeSource::read_range(const Ranges& ranges,
+                                            const std::function<void(const kafka::Message&)>& fn,
+                                            std::chrono::milliseconds) {
+  if (!range_reader_) return Error(Disposition::Retry, "no range reader");
+  for (const auto& [tp, r] : ranges) {
+    std::vector<std::shared_ptr<const Stored>> held;
+    std::string topic;
+    {
+      std::lock_guard lk(mu_);
+      ++range_reads_;
+      auto lit = log_.find(tp);
+      if (lit == log_.end()) continue;
+      topic = lit->first.topic;
+      for (int64_t off = std::max<int64_t>(r.first, 0);
+           off < r.second && off < static_cast<int64_t>(lit->second.size()); ++off)
+        held.push_back(lit->second[static_cast<size_t>(off)]);
+    }
+    for (size_t i = 0; i < held.size(); ++i) {
+      kafka::Message msg;
+      msg.topic = topic;
+      msg.partition = tp.partition;
+      msg.offset = std::max<int64_t>(r.first, 0) + static_cast<int64_t>(i);
+      if (held[i]->key) msg.key = *held[i]->key;
+      if (held[i]->value) msg.value = *held[i]->value;
+      fn(msg);
+    }
+  }
+  return std::nullopt;
+}
+
+int FakeSource::range_reads() const {
+  std::lock_guard lk(mu_);
+  return range_reads_;
+}
+
+void FakeSource::fail_next_seeks(int n, Error e) {
+  std::lock_guard lk(mu_);
+  seek_failures_ = n;
+  seek_error_ = std::move(e);
+}
+
 std::optional<Error> FakeSource::seek(const TopicPartition& tp, int64_t offset, std::chrono::milliseconds) {
   std::lock_guard lk(mu_);
   stats_.seeks.emplace_back(tp, offset);
   auto it = pos_.find(tp);
   if (it == pos_.end()) return Error(Disposition::Retry, "seek: " + kafka::to_string(tp) + " is not assigned");
+  if (seek_failures_ > 0 && seek_error_) {
+    --seek_failures_;
+    return *seek_error_;
+  }
   it->second = offset;
   return std::nullopt;
 }

@@ -73,6 +73,8 @@ class FakeSource final : public kafka::Source {
   std::vector<int64_t> group_commits(const kafka::TopicPartition& tp) const;
   // Writes the group's offset + metadata directly (another member's commit).
   void set_group_offset(const kafka::TopicPartition& tp, kafka::GroupOffset go);
+  // The next n seeks fail with `e`; the fetch position stays where it was.
+  void fail_next_seeks(int n, Error e);
   // Runs on the poll thread right after on_revoke returned.
   void set_after_revoke(std::function<void(const std::vector<kafka::TopicPartition>&, bool lost)> hook);
 
@@ -108,6 +110,13 @@ class FakeSource final : public kafka::Source {
                                                       std::chrono::milliseconds timeout) override;
   std::vector<kafka::TopicPartition> assignment() override;
   std::vector<kafka::PartitionLag> lag() override;
+  bool can_read_range() const override { return range_reader_; }
+  std::optional<Error> read_range(const Ranges& ranges, const std::function<void(const kafka::Message&)>& fn,
+                                  std::chrono::milliseconds timeout) override;
+  // Without it the source behaves like one that cannot read outside its
+  // assignment (the pipeline replays through the subscribed consumer).
+  void set_range_reader(bool on) { range_reader_ = on; }
+  int range_reads() const;
   std::optional<Error> close(std::chrono::milliseconds timeout) override;
 
  private:
@@ -138,6 +147,10 @@ class FakeSource final : public kafka::Source {
   bool closed_ = false;
   size_t chunk_ = 3;
   std::deque<std::pair<Error, bool>> errors_;
+  int seek_failures_ = 0;
+  bool range_reader_ = true;
+  int range_reads_ = 0;
+  std::optional<Error> seek_error_;
   std::vector<Action> actions_;
   std::function<void(const std::vector<kafka::TopicPartition>&, bool)> after_revoke_;
   Stats stats_;
@@ -208,6 +221,7 @@ class FakeDoris final : public doris::DorisClient {
     TxnState state = TxnState::Prepare;
     std::vector<std::string> rows;
     std::map<std::string, std::string> headers;  // the load's extra headers (LoadSpec::headers)
+    bool forgotten = false;  // Doris dropped it and its label (label_num_threshold): unknown to every call
   };
   struct Table {
     bool unique = true;
@@ -248,6 +262,10 @@ class FakeDoris final : public doris::DorisClient {
   void fail_all_commits(std::optional<doris::DorisError> e);  // until reset with nullopt
   // The next commit of `table`'s txn finds it aborted by Doris: NotFoundOrAborted.
   void lose_next_commit(const std::string& table);
+  // The next commit of `table`'s txn goes through (its rows are applied), its
+  // answer is lost and Doris forgets the txn and its label before the retry
+  // (FE label_num_threshold): the commit answers "not found", the label probe "unused".
+  void forget_next_commit(const std::string& table);
   // Commits of `table`'s txns answer after `delay` (on another thread), so a
   // non-blocking collection round sees them still running.
   void delay_commits(const std::string& table, std::chrono::milliseconds delay);
@@ -305,6 +323,7 @@ class FakeDoris final : public doris::DorisClient {
   std::vector<Fault> write_faults_, finish_faults_, commit_faults_;
   std::optional<doris::DorisError> all_commits_fail_;
   std::multiset<std::string> lose_;
+  std::multiset<std::string> forget_;
   std::map<std::string, std::chrono::milliseconds> commit_delays_;
   Stats stats_;
 };

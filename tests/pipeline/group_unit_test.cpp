@@ -224,9 +224,76 @@ TEST_CASE("group: an epoch rolled forward at startup leaves a partition the grou
   CHECK(env.source.group_committed()[tp] >= moved_on);
 }
 
+// Issue 31 (7): a replay waited for every partition of its range to be
+// assigned to it. When the group had given one to another member (a join
+// during the replay, a restart into a bigger group), it waited forever, and
+// every restart re-entered the wait. The replay now reads its range on a
+// handle of its own, whoever owns the partitions.
+TEST_CASE("group: a replay reads its whole range even when the group gave one of its partitions to another member",
+          "[pipeline][unit][group]") {
+  Env env;
+  env.produce(60);
+  const auto rec = leave_pending(env, env.store, "t");
+  // Doris aborted the pre-committed txns (their pre-commit timed out) while the member was down.
+  for (const auto& t : rec.txns) env.doris.expire_txn(t.txn_id);
+  // Another member holds one of the epoch's partitions now: revoked at the
+  // first poll and never given back.
+  REQUIRE_FALSE(rec.partitions.empty());
+  const TopicPartition other{rec.partitions.front().topic, rec.partitions.front().partition};
+  env.source.schedule_revoke({other}, /*lost=*/false, /*after_polls=*/0, /*reassign_after_polls=*/-1);
+  Runner run(env, instance(env, "t"));
+  auto upto = env.end_offsets();
+  upto[other] = rec.partitions.front().end_offset;
+  REQUIRE(run.wait_for([&] {
+    auto group = env.source.group_committed();
+    for (const auto& [tp, end] : upto)
+      if (tp != other && group[tp] != end) return false;
+    return env.store.get(rec.epoch)->state == state::EpochState::Committed;
+  }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(run.metrics.epochs_replayed == 1);
+  CHECK(env.source.range_reads() > 0);
+  check_doris_matches(env, upto);
+  check_txns_clean(env);
+}
+
+// Issue 31 (6, 7): a member paused past its session (a zombie) found its
+// epoch's txns lost and replayed it, although the group had moved past it
+// meanwhile (a new owner re-read the range): its rows were loaded twice.
+TEST_CASE("group: a member never replays an epoch the group has moved past", "[pipeline][unit][group]") {
+  Env env;
+  env.produce(60);
+  Runner run(env, instance(env, "t"));
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  const uint64_t before = env.store.latest()->epoch;
+  env.doris.fail_all_commits(derr(doris::ErrorKind::ServerError, Disposition::Retry, "FE unavailable"));
+  env.produce(80);
+  REQUIRE(run.wait_for([&] {
+    auto l = env.store.latest();
+    return l && l->epoch > before && l->state == state::EpochState::Precommitted;
+  }));
+  const auto rec = *env.store.latest();
+  REQUIRE_FALSE(rec.partitions.empty());
+  // Meanwhile a new owner of one partition found nothing of the epoch in
+  // Doris and re-read it: the group no longer names the epoch there.
+  const auto& moved = rec.partitions.front();
+  env.source.set_group_offset({moved.topic, moved.partition},
+                              {moved.start_offset, state::encode_committed(3, "other")});
+  for (const auto& t : rec.txns) env.doris.expire_txn(t.txn_id);
+  env.doris.fail_all_commits(std::nullopt);
+  REQUIRE(run.wait_for([&] { return env.store.get(rec.epoch)->state != state::EpochState::Precommitted; }));
+  CHECK(env.store.get(rec.epoch)->state == state::EpochState::Aborted);
+  CHECK_FALSE(run.stop().error);
+  // None of its labels holds a committed txn: nothing of it was replayed.
+  for (const auto& t : rec.txns) {
+    auto d = env.doris.txn_by_label("shop", t.label);
+    CHECK((!d || d->state != TxnState::Committed));
+  }
+}
+
 TEST_CASE("group metadata: round trip, escaping, references, and an older daemon's '?'",
           "[pipeline][unit][group]") {
-  std::vector<state::EpochTable> tables{{"shop", "orders", 1}, {"shop", "a b,c", 3}, {"x:y", "t;1", 1}};
+  std::vector<state::EpochTable> tables{{"shop", "orders", 1, {}}, {"shop", "a b,c", 3, {}}, {"x:y", "t;1", 1, {}}};
   auto s = state::encode_pending(42, 1234, "pod-0", tables);
   auto m = state::decode_group_meta(s);
   CHECK(m.kind == state::GroupMeta::Kind::Pending);
@@ -248,18 +315,26 @@ TEST_CASE("group metadata: round trip, escaping, references, and an older daemon
   CHECK(none.tables_listed);
   CHECK(none.tables.empty());
 
-  auto r = state::decode_group_meta(state::encode_reference(42, 77, "pod 0", "s.shop.t", 3, {"x:y", "t;1", 1}));
+  auto r = state::decode_group_meta(state::encode_reference(42, 77, "pod 0", "s.shop.t", 3, {"x:y", "t;1", 1, {}}));
   CHECK(r.kind == state::GroupMeta::Kind::Reference);
   CHECK(r.epoch == 42);
   CHECK(r.end_offset == 77);
   CHECK(r.label_prefix == "pod 0");
   CHECK(r.anchor_topic == "s.shop.t");
   CHECK(r.anchor_partition == 3);
-  CHECK(r.witness == state::EpochTable{"x:y", "t;1", 1});
-  auto r0 = state::decode_group_meta(state::encode_reference(4, 7, "p", "t", 0, {"", "", 1}));
+  CHECK(r.witness == state::EpochTable{"x:y", "t;1", 1, {}});
+  auto r0 = state::decode_group_meta(state::encode_reference(4, 7, "p", "t", 0, {"", "", 1, {}}));
   CHECK(r0.kind == state::GroupMeta::Kind::Reference);
   CHECK(r0.witness.table.empty());
   CHECK(state::decode_group_meta("c2d1 R 4 7 p t x db:a").kind == state::GroupMeta::Kind::Legacy);
+
+  // A commit order other than the labels' part order (sequence mode) travels with the list.
+  std::vector<state::EpochTable> seq{{"d", "seqt", 5, {0, 3, 1, 2, 4}}};
+  auto so = state::encode_pending(1, 2, "p", seq);
+  CHECK(so.find("seqt*5/0.3.1.2.4") != std::string::npos);
+  CHECK(state::decode_group_meta(so).tables == seq);
+  CHECK(state::decode_group_meta("c2d1 P 1 2 p d:t*3/0.0.1").kind == state::GroupMeta::Kind::Legacy);
+  CHECK(state::decode_group_meta("c2d1 P 1 2 p d:t*3/0.1").kind == state::GroupMeta::Kind::Legacy);
 
   auto c = state::decode_group_meta(state::encode_committed(5, "p"));
   CHECK(c.kind == state::GroupMeta::Kind::Committed);

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <optional>
 #include <thread>
@@ -89,7 +90,7 @@ struct World {
   pipeline::Metrics metrics;
   decode::DecoderOptions decoding;
 
-  World() {
+  explicit World(test::EmulatorOptions eo = {}) : emu(std::move(eo)) {
     emu.sql("", "CREATE DATABASE d");
     const std::string cols = "(id BIGINT NOT NULL, v STRING NULL, big STRING NULL, seq BIGINT NULL) UNIQUE KEY(id) "
                              "DISTRIBUTED BY HASH(id) BUCKETS 1 ";
@@ -98,6 +99,8 @@ struct World {
                      R"("enable_unique_key_skip_bitmap_column" = "true"))");
     emu.sql("d", "CREATE TABLE seqt " + cols + R"(PROPERTIES ("function_column.sequence_type" = "BIGINT"))");
     emu.sql("d", "CREATE TABLE runs " + cols);
+    emu.sql("d", "CREATE TABLE dup (id BIGINT NOT NULL, v STRING NULL, big STRING NULL) DUPLICATE KEY(id) "
+                 "DISTRIBUTED BY HASH(id) BUCKETS 1");
     doris::ClientConfig cc;
     cc.fe_urls = {emu.fe()};
     cc.user = "root";
@@ -111,7 +114,7 @@ struct World {
     decode::ExtraColumns extra;
     extra.sequence = "seq";
     decoding.extra_columns_per_table["d.seqt"] = extra;
-    for (const char* t : {"flex", "seqt", "runs"}) source.add_topic(std::string("pg.d.") + t, 1);
+    for (const char* t : {"flex", "seqt", "runs", "dup"}) source.add_topic(std::string("pg.d.") + t, 1);
   }
 
   void produce_script(const std::string& table, int64_t lsn0) {
@@ -136,8 +139,8 @@ struct World {
   // Runs until every record was processed in this run (`records` more than
   // before) or, with records = 0, until the store holds a committed epoch;
   // then stops (which ends and commits the open epoch).
-  pipeline::RunResult run(pipeline::PipelineConfig cfg, uint64_t records) {
-    pipeline::Dependencies deps{source, *client, store, *router, metrics, nullptr};
+  pipeline::RunResult run(pipeline::PipelineConfig cfg, uint64_t records, state::CheckpointStore* other = nullptr) {
+    pipeline::Dependencies deps{source, *client, other ? *other : store, *router, metrics, nullptr};
     pipeline::Pipeline p(cfg, decoding, deps);
     std::optional<pipeline::RunResult> result;
     const uint64_t want = metrics.records_consumed.load() + records;
@@ -240,4 +243,118 @@ TEST_CASE("partial rows: a multi-load epoch whose pre-commits Doris dropped is r
                                                              R"({"id":3,"v":"q","big":"P2","seq":null})"});
   CHECK(w.emu.rows("d", "seqt") == std::vector<std::string>{R"({"id":1,"v":"e","big":"B3","seq":1130})",
                                                              R"({"id":3,"v":"q","big":"P2","seq":1110})"});
+}
+
+// Issue 31 (8): a new owner resolving another member's pending epoch knows
+// only its labels. A sequence-mode table's parts commit full rows and
+// deletes first, whatever order they were labelled in; committing them in
+// label order applied partial rows before the deletes that precede them.
+TEST_CASE("partial rows: a new owner commits a pending sequence-mode epoch in its commit order, not label order",
+          "[pipeline][partial]") {
+  World w;
+  // The table's first row is partial (label part 0); a full row of key 2
+  // opens part 1, which commits first; key 2's partial update joins part 0.
+  // Committed in label order, the partial row lands on a key without a row
+  // and outranks (higher sequence) the full row that should precede it.
+  const std::vector<Change> rows{
+      {1, 'u', row(1, "b", kToast)},
+      {2, 'c', row(2, "x", "X2")},
+      {2, 'u', row(2, "y", kToast)},
+  };
+  int64_t lsn = 1000;
+  for (const auto& c : rows)
+    w.source.produce("pg.d.seqt", 0, "{\"id\":" + std::to_string(c.id) + "}", pg("seqt", c.op, lsn += 10, c.after));
+  // Member A records the epoch and passes its commit point; every commit
+  // fails until it stops, so the group names the epoch pending.
+  w.emu.fault(R"({"type":"fail_commit","count":100000})");
+  auto cfg = w.config();
+  cfg.shutdown_deadline = 300ms;
+  auto res = w.run(cfg, rows.size());
+  REQUIRE(res.error);
+  auto rec = w.store.latest();
+  REQUIRE(rec);
+  REQUIRE(rec->state == state::EpochState::Precommitted);
+  std::vector<std::string> commit_order;
+  for (const auto& t : rec->txns) commit_order.push_back(t.label);
+  REQUIRE(commit_order == std::vector<std::string>{"pr_d_seqt_1-1", "pr_d_seqt_1"});
+  w.emu.clear_faults();
+
+  // Member B (its own state and prefix) gets the partition and resolves A's epoch.
+  state::MemoryCheckpointStore store_b;
+  auto cfg_b = w.config();
+  cfg_b.label_prefix = "pb";
+  const kafka::TopicPartition tp{"pg.d.seqt", 0};
+  pipeline::Dependencies deps{w.source, *w.client, store_b, *w.router, w.metrics, nullptr};
+  pipeline::Pipeline b(cfg_b, w.decoding, deps);
+  std::optional<pipeline::RunResult> rb;
+  std::thread t([&] { rb = b.run(); });
+  w.source.wait_for([&] { return w.source.group_committed()[tp] == w.source.end_offset(tp); }, 20s);
+  b.request_stop();
+  t.join();
+  REQUIRE(rb);
+  CHECK_FALSE(rb->error);
+  CHECK(w.metrics.pending_epochs_resolved >= 1);
+  const auto got = w.emu.rows("d", "seqt");
+  CHECK(std::find(got.begin(), got.end(), R"({"id":2,"v":"y","big":"X2","seq":1030})") != got.end());
+}
+
+// Issue 31 (6): Doris forgets finished txns by count (FE label_num_threshold,
+// per database) as well as by age. A commit whose reply was lost and whose
+// retry comes after its txn was pushed out reads "not found", and its label
+// probes unused: replaying it loaded a DUPLICATE KEY table's rows twice.
+TEST_CASE("partial rows: a lost commit reply whose txn Doris then forgot by count is never replayed into a "
+          "DUPLICATE KEY table",
+          "[pipeline][partial]") {
+  test::EmulatorOptions eo;
+  eo.label_num_threshold = 2;  // finished txns kept per database
+  eo.txn_clean_interval_s = 1;
+  World w(eo);
+  int64_t lsn = 1000;
+  for (int id = 1; id <= 3; ++id)
+    w.source.produce("pg.d.dup", 0, "{\"id\":" + std::to_string(id) + "}",
+                     pg("dup", 'c', lsn += 10, row(id, "v" + std::to_string(id), "B")));
+  // The commit goes through, its reply is lost; the retry comes after a
+  // backoff (not inside the client: one attempt per call).
+  doris::ClientConfig cc;
+  cc.fe_urls = {w.emu.fe()};
+  cc.user = "root";
+  cc.retry.max_attempts = 1;
+  w.client = doris::make_client(cc);
+  w.emu.fault(R"({"type":"fail_commit","apply":true,"count":1})");
+  auto cfg = w.config();
+  cfg.epoch_interval = 200ms;
+  cfg.backoff_base = 4s;
+  cfg.backoff_cap = 4s;
+  pipeline::Dependencies deps{w.source, *w.client, w.store, *w.router, w.metrics, nullptr};
+  pipeline::Pipeline p(cfg, w.decoding, deps);
+  std::optional<pipeline::RunResult> result;
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    result = p.run();
+    done = true;
+  });
+  // The rows are visible: the commit was applied (its reply failed).
+  REQUIRE(w.source.wait_for([&] { return w.emu.rows("d", "dup").size() == 3; }, 20s));
+  // Before the retry, other loads finish in the database and push the txn
+  // out (threshold 2; the cleaner runs every second).
+  for (int i = 0; i < 3; ++i) {
+    doris::LoadSpec spec;
+    spec.db = "d";
+    spec.table = "runs";
+    spec.label = "other_" + std::to_string(i);
+    auto s = w.client->open_load(spec);
+    REQUIRE_FALSE(s->write("{\"id\":" + std::to_string(100 + i) + ",\"v\":\"z\",\"big\":\"Z\"}\n"));
+    auto res = s->finish();
+    REQUIRE(std::holds_alternative<doris::LoadResult>(res));
+    REQUIRE(std::holds_alternative<doris::TxnOutcome>(w.client->commit("d", std::get<doris::LoadResult>(res).txn_id)));
+  }
+  w.source.wait_for([&] { return done.load(); }, 30s);
+  if (!done) p.request_stop();
+  t.join();
+  REQUIRE(result);
+  REQUIRE(result->error);
+  CHECK(result->error->disposition() == Disposition::Fatal);
+  CHECK_THAT(result->error->what(), Catch::Contains("d.dup") && Catch::Contains("cannot be proven"));
+  CHECK(w.metrics.epochs_replayed == 0);
+  CHECK(w.emu.rows("d", "dup").size() == 3);  // each row once
 }

@@ -248,6 +248,43 @@ TEST_CASE("pipeline: a fatal error stops the run and nothing past it is committe
 
 // ============================================================== lost txns and replay
 
+// Issue 31 (8): a seek that failed during a rewind was only logged, and the
+// consumer went on where it was: the records between the rewind target and
+// there were never loaded.
+TEST_CASE("pipeline: a failed seek during a rewind is retried or stops the run, never skipped", "[pipeline][unit]") {
+  Env env;
+  env.produce(200);
+  SECTION("a retryable seek failure is retried") {
+    env.doris.fail_next_writes(1, derr(doris::ErrorKind::Transport, Disposition::Retry, "connection reset"), "orders_3",
+                               /*after_ok=*/7);
+    env.source.fail_next_seeks(2, Error(Disposition::Retry, "seek: broker not available"));
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(run.stop().error);
+    CHECK(rewinds(run.metrics, "load") == 1);
+    CHECK(env.caught_up());
+    check_doris_matches(env, env.end_offsets());
+  }
+  SECTION("a seek that keeps failing stops the run with a retryable error naming the partition") {
+    env.doris.fail_next_writes(1, derr(doris::ErrorKind::Transport, Disposition::Retry, "connection reset"), "orders_3",
+                               /*after_ok=*/7);
+    env.source.fail_next_seeks(1000, Error(Disposition::Retry, "seek: broker not available"));
+    Runner run(env, env.config());
+    auto r = run.await_end();
+    REQUIRE(r.error);
+    CHECK(r.error->disposition() == Disposition::Retry);
+    CHECK_THAT(r.error->what(), Catch::Contains("rewind (load): seek s.shop."));
+    CHECK(r.error->context().partition.has_value());
+    env.source.fail_next_seeks(0, Error(Disposition::Retry, ""));
+    // The next start loads what the failed run did not.
+    Runner again(env, env.config());
+    REQUIRE(again.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(again.stop().error);
+    check_doris_matches(env, env.end_offsets());
+  }
+  check_txns_clean(env);
+}
+
 TEST_CASE("pipeline: a txn Doris lost at commit is replayed for that table only", "[pipeline][unit]") {
   Env env;
   env.produce(60);
@@ -274,6 +311,63 @@ TEST_CASE("pipeline: a txn Doris lost at commit is replayed for that table only"
   for (const auto& [table, n] : per_table)
     if (table != "orders_3") CHECK(n == 1);
   CHECK(env.store.get(replayed)->state == state::EpochState::Committed);
+}
+
+// Issue 31 (6): Doris forgets finished txns and their labels by count
+// (label_num_threshold) as well as by age. A commit whose answer was lost and
+// whose retry finds the txn forgotten cannot tell committed from aborted: a
+// replay would load a DUPLICATE KEY table's rows twice.
+TEST_CASE("pipeline: an epoch Doris forgot is never replayed into a DUPLICATE KEY table, the operator decides",
+          "[pipeline][unit]") {
+  Env env;
+  env.produce(60);
+  uint64_t epoch = 0;
+  {
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    env.doris.forget_next_commit("orders_3");  // DUPLICATE KEY
+    env.produce(120);
+    auto r = run.await_end();
+    REQUIRE(r.error);
+    CHECK(r.error->disposition() == Disposition::Fatal);
+    CHECK_THAT(r.error->what(), Catch::Contains("shop.orders_3") && Catch::Contains("cannot be proven") &&
+                                    Catch::Contains("delivery.unproven_epoch"));
+    CHECK(r.error->context().label.find("orders_3") != std::string::npos);
+    CHECK(run.metrics.epochs_replayed == 0);
+    auto rec = env.store.latest();
+    REQUIRE(rec);
+    CHECK(rec->state == state::EpochState::Precommitted);
+    epoch = rec->epoch;
+  }
+  // A restart without the operator's verdict stops the same way.
+  {
+    Runner run(env, env.config());
+    auto r = run.await_end();
+    REQUIRE(r.error);
+    CHECK_THAT(r.error->what(), Catch::Contains("epoch " + std::to_string(epoch) + ": Doris no longer knows"));
+  }
+  // The operator found the epoch's rows in the table.
+  auto cfg = env.config();
+  cfg.unproven_epoch = epoch;
+  cfg.unproven_epoch_committed = true;
+  Runner run(env, cfg);
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(run.metrics.epochs_replayed == 0);
+  check_doris_matches(env, env.end_offsets());
+}
+
+TEST_CASE("pipeline: an epoch Doris forgot is replayed into a UNIQUE KEY table, where a replay is idempotent",
+          "[pipeline][unit]") {
+  Env env;
+  env.produce(60);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  env.doris.forget_next_commit("orders_1");  // UNIQUE KEY
+  env.produce(120);
+  REQUIRE(run.wait_for([&] { return run.metrics.epochs_replayed == 1 && env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  check_doris_matches(env, env.end_offsets());
 }
 
 TEST_CASE("pipeline: a commit failure seen while another table's commit still runs is retried, not forgotten",
@@ -386,10 +480,11 @@ TEST_CASE("pipeline: lingering txns are aborted at start, also under an old labe
     CHECK_FALSE(run.stop().error);
   }
   const uint64_t last = env.store.latest()->epoch;
-  // A crashed run had opened epoch last+1 (and a stray last+2) without recording it.
+  // A crashed run had opened epoch last+1 without recording it (a later
+  // epoch cannot be its: see the test below).
   const int64_t a = env.doris.seed_txn("shop", "orders_0", doris::make_label("t", "shop", "orders_0", last + 1),
                                        TxnState::Precommitted, {"{\"id\":999999,\"__DORIS_DELETE_SIGN__\":0}"});
-  const int64_t b = env.doris.seed_txn("shop", "orders_0", doris::make_label("t", "shop", "orders_0", last + 2),
+  const int64_t b = env.doris.seed_txn("shop", "orders_2", doris::make_label("t", "shop", "orders_2", last + 1),
                                        TxnState::Prepare);
   const int64_t c = env.doris.seed_txn("shop", "orders_3", doris::make_label("t", "shop", "orders_3", last + 1),
                                        TxnState::Prepare);
@@ -422,6 +517,41 @@ TEST_CASE("pipeline: lingering txns are aborted at start, also under an old labe
     CHECK(latest.epoch > last);
     for (const auto& t : latest.txns) CHECK(t.label.rfind("t2_", 0) == 0);
   }
+}
+
+// Issue 31 (5): two live instances sharing a label prefix (a copy of the
+// configuration with its own state directory) aborted each other's txns:
+// the start took the other's running epoch for its own leftovers.
+TEST_CASE("pipeline: a live txn under this prefix beyond any epoch this state left is another writer's: refused",
+          "[pipeline][unit]") {
+  Env env;
+  env.produce(60);
+  {
+    Runner run(env, env.config());
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(run.stop().error);
+  }
+  const uint64_t last = env.store.latest()->epoch;
+  // The other writer's epochs last+1 (committing) and last+2 (open).
+  const int64_t mine_or_theirs = env.doris.seed_txn(
+      "shop", "orders_0", doris::make_label("t", "shop", "orders_0", last + 1), TxnState::Precommitted);
+  const int64_t theirs =
+      env.doris.seed_txn("shop", "orders_0", doris::make_label("t", "shop", "orders_0", last + 2), TxnState::Prepare);
+  Runner run(env, env.config());
+  auto r = run.await_end();
+  REQUIRE(r.error);
+  CHECK(r.error->disposition() == Disposition::Fatal);
+  CHECK_THAT(r.error->what(), Catch::Contains("another cdc2doris writes under the same label prefix"));
+  CHECK(r.error->context().label == doris::make_label("t", "shop", "orders_0", last + 2));
+  // Refused before any txn was touched.
+  CHECK(run.metrics.lingering_txns_aborted == 0);
+  CHECK(env.doris.txn_by_label("shop", doris::make_label("t", "shop", "orders_0", last + 1))->state ==
+        TxnState::Precommitted);
+  CHECK(env.doris.txn_by_label("shop", doris::make_label("t", "shop", "orders_0", last + 2))->state ==
+        TxnState::Prepare);
+  CHECK(env.doris.stats().aborts == 0);
+  (void)mine_or_theirs;
+  (void)theirs;
 }
 
 TEST_CASE("pipeline: lingering txns of a table's later loads in an epoch are aborted at start", "[pipeline][unit]") {
