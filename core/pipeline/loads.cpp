@@ -64,8 +64,8 @@ int Pipeline::Impl::open_txns_in_db(const std::string& db) const {
 
 bool Pipeline::Impl::table_list_full(const Target& added) const {
   std::vector<state::EpochTable> tables;
-  for (const auto& [t, tl] : open_.loads) tables.push_back({t.db, t.table, 1});
-  tables.push_back({added.db, added.table, 1});
+  for (const auto& [t, tl] : open_.loads) tables.push_back({t.db, t.table, 1, {}});
+  tables.push_back({added.db, added.table, 1, {}});
   const auto parts = static_cast<uint32_t>(std::max(1, cfg_.max_loads_per_table));
   return state::pending_bytes_bound(open_.epoch, std::numeric_limits<int64_t>::max(), cfg_.label_prefix, tables,
                                     parts) > state::kMaxMetadataBytes;
