@@ -297,6 +297,9 @@ class Engine {
   void apply_visible(Txn& t);
   void forget_txn(int64_t id);
   void note_final(const Txn& t);
+  // COMMITTED -> VISIBLE: at once, or queued behind a delayed publish.
+  void publish(Txn& t, int64_t visible_at_ms);
+  void publish_due(int64_t now, bool all);
   // alter_job.cpp
   static bool light_schema_change(const Table& t);
   const AlterJob* running_alter_job(const Table& t) const;
@@ -319,6 +322,10 @@ class Engine {
   // live txns instead of every txn ever begun (which made them quadratic).
   mutable std::set<int64_t> live_txns_;
   int64_t last_clean_ms_ = 0;
+  // COMMITTED txns waiting for a delayed publish, in commit order: Doris
+  // publishes a partition's versions in order, so a later commit of the same
+  // table becomes visible only after the delayed one.
+  std::deque<int64_t> publishing_;
   std::vector<AlterJob> alter_jobs_;
   int64_t next_job_id_ = 30001;
   bool applying_job_ = false;  // a finishing job's ALTER runs as an immediate one

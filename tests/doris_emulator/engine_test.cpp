@@ -867,3 +867,23 @@ TEST_CASE("heavy schema change: an asynchronous job that waits for earlier txns;
   g.e.execute_sql("d", "ALTER TABLE nolight DROP COLUMN x");  // a job again: the column stays until it ends
   CHECK(desc_rows(g, "nolight").size() == 3);
 }
+
+TEST_CASE("2PC commit with a slow publish: Success at once, COMMITTED, visible later", "[emulator][txn]") {
+  // fe GlobalTransactionMgr.commitTransaction2PC does not wait for the publish.
+  Fix f;
+  f.e.execute_sql("d", "CREATE TABLE t (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  const auto id = std::to_string(I(f.load("t", "1\n", {{"two_phase_commit", "true"}, {"label", "slow"}}), "TxnId"));
+  f.e.add_fault(R"({"type":"publish_timeout","visible_after_ms":60000})");
+  CHECK(S(f.txn("commit", id), "status") == "Success");
+  CHECK(f.rows("t").empty());  // not visible yet
+  CHECK(S(f.txn("commit", id), "msg") == kFe + "transaction [" + id + "] is already committed, not pre-committed.");
+  CHECK(S(f.load("t", "1\n", {{"label", "slow"}}), "ExistingJobStatus") == "FINISHED");
+  // A later commit of the table is published after it (partition versions in order).
+  const auto id2 = std::to_string(I(f.load("t", "2\n", {{"two_phase_commit", "true"}}), "TxnId"));
+  CHECK(S(f.txn("commit", id2), "status") == "Success");
+  f.e.tick(now_ms());
+  CHECK(f.rows("t").empty());
+  f.e.tick(now_ms() + 61000);
+  CHECK(f.rows("t") == std::vector<std::string>{R"({"id":1})", R"({"id":2})"});
+  CHECK(S(f.txn("commit", id), "msg") == kFe + "transaction [" + id + "] is already visible, not pre-committed.");
+}

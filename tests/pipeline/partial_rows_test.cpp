@@ -241,3 +241,23 @@ TEST_CASE("partial rows: a multi-load epoch whose pre-commits Doris dropped is r
   CHECK(w.emu.rows("d", "seqt") == std::vector<std::string>{R"({"id":1,"v":"e","big":"B3","seq":1130})",
                                                              R"({"id":3,"v":"q","big":"P2","seq":1110})"});
 }
+
+TEST_CASE("commit: 2PC commits Doris publishes late (COMMITTED, visible later) count as committed, not retried",
+          "[pipeline][partial]") {
+  // fe GlobalTransactionMgr.commitTransaction2PC answers Success without
+  // waiting for the publish; the rows show when the publish is done.
+  World w;
+  for (const char* t : {"seqt", "runs"}) w.produce_script(t, 1000);
+  w.emu.fault(R"({"type":"publish_timeout","visible_after_ms":1500,"count":100000})");
+  auto res = w.run(w.config(), 2 * script().size());
+  REQUIRE_FALSE(res.error);
+  CHECK(rewinds(w.metrics) == 0);
+  CHECK(w.metrics.epochs_replayed == 0);
+  for (const auto& rec : w.store.list()) CHECK(rec.state == state::EpochState::Committed);
+  const std::vector<std::string> runs{R"({"id":1,"v":"e","big":"B3","seq":null})",
+                                      R"({"id":3,"v":"q","big":"P2","seq":null})"};
+  for (int i = 0; i < 100 && w.emu.rows("d", "runs") != runs; ++i) std::this_thread::sleep_for(100ms);
+  CHECK(w.emu.rows("d", "runs") == runs);
+  CHECK(w.emu.rows("d", "seqt") == std::vector<std::string>{R"({"id":1,"v":"e","big":"B3","seq":1130})",
+                                                             R"({"id":3,"v":"q","big":"P2","seq":1110})"});
+}
