@@ -305,6 +305,16 @@ void Engine::tick(int64_t now) {
     if (t.state == TxnState::Visible || t.state == TxnState::Aborted) live_txns_.erase(id);
   }
   publish_due(now, false);
+  // BEs back from a be_restart.
+  for (auto it = faults_.begin(); it != faults_.end();) {
+    if (it->type == "be_offline" && it->online_at_ms != 0 && it->online_at_ms <= now) {
+      const int be = it->be;
+      it = faults_.erase(it);
+      if (on_be_state) on_be_state(be, true);
+    } else {
+      ++it;
+    }
+  }
   for (auto it = live_txns_.begin(); it != live_txns_.end();) {
     auto t = txns_.find(*it);
     if (t == txns_.end() || t->second.state == TxnState::Visible || t->second.state == TxnState::Aborted)

@@ -170,6 +170,7 @@ struct Fault {
   std::string match;
   int64_t http_status = 200, code = 500;
   bool raw = false;
+  int64_t online_at_ms = 0;  // be_offline set by be_restart: when the BE is back
   std::string to_json() const;
 };
 

@@ -887,3 +887,31 @@ TEST_CASE("2PC commit with a slow publish: Success at once, COMMITTED, visible l
   CHECK(f.rows("t") == std::vector<std::string>{R"({"id":1})", R"({"id":2})"});
   CHECK(S(f.txn("commit", id), "msg") == kFe + "transaction [" + id + "] is already visible, not pre-committed.");
 }
+
+TEST_CASE("be_restart: the BE's loads in PREPARE are aborted with Doris' reason, pre-committed ones stay", "[emulator][faults]") {
+  Fix f;
+  f.e.set_be_addrs({"127.0.0.1:1", "127.0.0.1:2"});
+  f.e.execute_sql("d", "CREATE TABLE t (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  const auto pre = std::to_string(I(f.load("t", "1\n", {{"two_phase_commit", "true"}}), "TxnId"));
+  LoadRequest r;
+  r.db = "d";
+  r.table = "t";
+  r.authorization = kRoot;
+  r.content_length = 4;
+  r.be = 0;
+  Reply early;
+  auto running = f.e.start_load(r, &early);
+  REQUIRE(running);
+  running->feed("2\n", 2);
+  auto ans = json::parse(f.e.add_fault(R"({"type":"be_restart","be":0,"ms":500})")).as_object();
+  CHECK(I(ans, "aborted") == 1);
+  CHECK(f.e.be_offline(0));
+  running->feed("3\n", 2);
+  auto fin = json::parse(running->finish().body).as_object();
+  CHECK(S(fin, "Status") == "Fail");
+  CHECK_THAT(S(fin, "Message"), Catch::Contains("abort reason: coordinate BE restart"));
+  CHECK(S(f.txn("commit", pre), "status") == "Success");
+  f.e.tick(now_ms() + 1000);
+  CHECK_FALSE(f.e.be_offline(0));
+  CHECK(f.rows("t") == std::vector<std::string>{R"({"id":1})"});
+}
