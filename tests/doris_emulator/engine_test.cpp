@@ -808,7 +808,7 @@ json::array show_alter(Fix& f) {
 }
 }  // namespace
 
-TEST_CASE("heavy schema change: an asynchronous job that waits for earlier txns; loads go on", "[emulator][sql][ddl]") {
+TEST_CASE("heavy schema change: an asynchronous job that waits for earlier txns, loads go on", "[emulator][sql][ddl]") {
   cdc2doris::test::TempDir dir("emu-alter-job");
   Config c;
   c.data_dir = dir.path().string();
