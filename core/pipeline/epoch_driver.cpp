@@ -34,7 +34,10 @@ std::optional<doris::DorisError> Pipeline::Impl::finish_loads(LoadMap& loads, st
     for (auto& load : tl.loads)
       if (!load.skip) {
         if (auto err = flush_pending(load)) return err;
-        if (auto err = load.stream->end_body()) return err;
+        if (auto err = load.stream->end_body()) {
+          note_txn_limit(*err, target.db);
+          return err;
+        }
       }
   for (auto& [target, tl] : loads) {
     uint32_t part = 0;  // commit order within the table
@@ -42,6 +45,7 @@ std::optional<doris::DorisError> Pipeline::Impl::finish_loads(LoadMap& loads, st
       if (load.skip) continue;
       auto res = load.stream->finish();
       if (auto* err = std::get_if<doris::DorisError>(&res)) {
+        note_txn_limit(*err, target.db);
         deps_.metrics.add_doris_error(doris::to_string(err->kind()));
         deps_.metrics.set_table_error(target.name(), err->what());
         deps_.metrics.load_failed(err->what());

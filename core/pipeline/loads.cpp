@@ -71,6 +71,24 @@ bool Pipeline::Impl::table_list_full(const Target& added) const {
                                     parts) > state::kMaxMetadataBytes;
 }
 
+int Pipeline::Impl::txn_budget(const std::string& db) const {
+  auto it = txn_limit_budget_.find(db);
+  return it == txn_limit_budget_.end() ? cfg_.open_txn_budget_per_db
+                                       : std::min(cfg_.open_txn_budget_per_db, it->second);
+}
+
+void Pipeline::Impl::note_txn_limit(const doris::DorisError& err, const std::string& db) {
+  if (err.kind() != doris::ErrorKind::TxnLimit) return;
+  // Which of ours Doris counted is not known (loads open lazily, other
+  // clients share the limit): halve what is open now, the refused one
+  // included, at each refusal, down to one load per epoch.
+  const int budget = std::max(1, std::min(txn_budget(db), open_txns_in_db(db)) / 2);
+  txn_limit_budget_[db] = budget;
+  log_->warn("database {}: Doris refused a transaction at its running-transaction limit; epochs now end early at "
+             "{} open transaction(s) of this daemon in it (delivery.open_transaction_budget {})",
+             db, budget, cfg_.open_txn_budget_per_db);
+}
+
 OpenLoad* Pipeline::Impl::load_for(LoadMap& loads, const Target& target, const decode::Row& row, uint64_t epoch,
                                    bool may_end_epoch) {
   auto it = loads.find(target);
@@ -79,7 +97,7 @@ OpenLoad* Pipeline::Impl::load_for(LoadMap& loads, const Target& target, const d
     if (int i = pick_load(tl, row); i >= 0) return &tl.loads[static_cast<size_t>(i)];
     const bool replaying = replay_ && &loads == &replay_->loads;
     const bool bound = static_cast<int>(tl.loads.size()) >= cfg_.max_loads_per_table;
-    const bool budget = open_txns_in_db(target.db) >= cfg_.open_txn_budget_per_db;
+    const bool budget = open_txns_in_db(target.db) >= txn_budget(target.db);
     // A replay re-reads a recorded range: it splits as the record did and never ends early.
     if (!may_end_epoch || (!bound && !budget))
       return new_load(tl, target, row, epoch, tl.loads.front().spec.unique_key, replaying);
@@ -96,10 +114,10 @@ OpenLoad* Pipeline::Impl::load_for(LoadMap& loads, const Target& target, const d
     }
     return load_for(open_.loads, target, row, open_.epoch, may_end_epoch);
   }
-  if (may_end_epoch && open_txns_in_db(target.db) >= cfg_.open_txn_budget_per_db) {
+  if (may_end_epoch && open_txns_in_db(target.db) >= txn_budget(target.db)) {
     const uint64_t generation = rewind_generation_;
     drive_closing(/*block=*/true);
-    if (!replay_ && open_txns_in_db(target.db) >= cfg_.open_txn_budget_per_db) {
+    if (!replay_ && open_txns_in_db(target.db) >= txn_budget(target.db)) {
       end_open_epoch("open-transaction budget");
       drive_closing(/*block=*/true);
     }
@@ -108,10 +126,10 @@ OpenLoad* Pipeline::Impl::load_for(LoadMap& loads, const Target& target, const d
       abort_open_epoch_stopping();
       return nullptr;
     }
-    if (open_txns_in_db(target.db) >= cfg_.open_txn_budget_per_db) {
+    if (open_txns_in_db(target.db) >= txn_budget(target.db)) {
       // Nothing of ours is open any more: the budget itself is below one epoch's need.
       failure_ = Error(Disposition::Fatal, "delivery.open_transaction_budget (" +
-                                               std::to_string(cfg_.open_txn_budget_per_db) +
+                                               std::to_string(txn_budget(target.db)) +
                                                ") is too small for one table's load in database " + target.db);
       step(Who::Open, Event::LoadFailedFatal);
     }
@@ -283,6 +301,7 @@ std::optional<doris::DorisError> Pipeline::Impl::flush_pending(OpenLoad& load) {
   // the label for the retry.
   auto err = load.stream->write_from(load.pending);
   if (err) {
+    note_txn_limit(*err, load.target.db);
     deps_.metrics.add_doris_error(doris::to_string(err->kind()));
     deps_.metrics.set_table_error(load.target.name(), err->what());
     deps_.metrics.load_failed(err->what());

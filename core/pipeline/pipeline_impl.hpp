@@ -274,6 +274,13 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // Whether adding `added` to the open epoch could make its table list
   // exceed state::kMaxMetadataBytes.
   bool table_list_full(const Target& added) const;
+  // delivery.open_transaction_budget, lowered for a database once Doris
+  // refused a begin with its running-txn limit (max_running_txn_num_per_db,
+  // shared with every other client of the database): an epoch that needs
+  // more loads than Doris lets run would otherwise be retried forever.
+  int txn_budget(const std::string& db) const;
+  void note_txn_limit(const doris::DorisError& err, const std::string& db);
+  std::map<std::string, int> txn_limit_budget_;
   state::EpochRecord make_record(uint64_t epoch, std::vector<state::TableTxn> txns) const;
   void publish_partitions();
   // Phase and epochs for /status; cheap unless something changed.

@@ -168,7 +168,38 @@ void Engine::precommit_or_commit(Txn& t, bool publish_timeout, int64_t visible_a
   put_i64(&r, now);
   put_i64(&r, t.visible_at_ms);
   wal_write(r, !(t.visible_at_ms == 0));
-  if (t.visible_at_ms == 0) apply_visible(t);
+  publish(t, t.visible_at_ms);
+}
+
+void Engine::publish(Txn& t, int64_t visible_at_ms) {
+  int64_t after = visible_at_ms;
+  for (int64_t id : publishing_)
+    if (auto* q = find_txn(id); q && q->state == TxnState::Committed && q->table_id == t.table_id)
+      after = std::max(after, q->visible_at_ms);
+  if (after == 0) {
+    apply_visible(t);
+    return;
+  }
+  t.visible_at_ms = after;
+  publishing_.push_back(t.id);
+}
+
+void Engine::publish_due(int64_t now, bool all) {
+  std::set<int64_t> waiting_tables;
+  for (auto it = publishing_.begin(); it != publishing_.end();) {
+    Txn* t = find_txn(*it);
+    if (!t || t->state != TxnState::Committed) {
+      it = publishing_.erase(it);
+      continue;
+    }
+    if (!waiting_tables.count(t->table_id) && (all || t->visible_at_ms <= now)) {
+      apply_visible(*t);
+      it = publishing_.erase(it);
+      continue;
+    }
+    waiting_tables.insert(t->table_id);
+    ++it;
+  }
 }
 
 void Engine::apply_visible(Txn& t) {
@@ -276,14 +307,30 @@ void Engine::tick(int64_t now) {
       case TxnState::Precommitted:
         if (now - t.precommit_ms > cfg_.precommit_timeout_s * 1000) abort_txn(t, "timeout by txn manager");
         break;
-      case TxnState::Committed:
-        if (t.visible_at_ms && t.visible_at_ms <= now) apply_visible(t);
-        break;
+      case TxnState::Committed: break;  // publish_due, below
       case TxnState::Visible:
       case TxnState::Aborted:
         break;
     }
     if (t.state == TxnState::Visible || t.state == TxnState::Aborted) live_txns_.erase(id);
+  }
+  publish_due(now, false);
+  // BEs back from a be_restart.
+  for (auto it = faults_.begin(); it != faults_.end();) {
+    if (it->type == "be_offline" && it->online_at_ms != 0 && it->online_at_ms <= now) {
+      const int be = it->be;
+      it = faults_.erase(it);
+      if (on_be_state) on_be_state(be, true);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = live_txns_.begin(); it != live_txns_.end();) {
+    auto t = txns_.find(*it);
+    if (t == txns_.end() || t->second.state == TxnState::Visible || t->second.state == TxnState::Aborted)
+      it = live_txns_.erase(it);
+    else
+      ++it;
   }
   advance_alter_jobs(now);
   // Finished txns and their labels are forgotten by Doris' txn cleaner, a
@@ -412,15 +459,22 @@ Reply Engine::txn_2pc(const std::string& dbname, const std::map<std::string, std
     for (auto& [n, tab] : db->tables)
       if (tab->id == t->table_id) tb = tab.get();
     if (!tb) return two_pc_error("ANALYSIS_ERROR", kFe + "table not found, tableName=" + t->table);
+    // GlobalTransactionMgr.commitTransaction2PC commits and returns without
+    // waiting for the publish (unlike commitAndPublishTransaction of a
+    // non-2PC load, which waits publish_wait_time_second and answers
+    // "Publish Timeout"): a slow publish still answers Success, the txn
+    // stays COMMITTED and its rows become visible later.
+    const auto slow = take_fault("publish_timeout", t->db, t->table, be);
+    const int64_t now = now_ms();
     t->state = TxnState::Committed;
-    t->visible_at_ms = 0;
+    t->visible_at_ms = slow ? now + slow->visible_after_ms : 0;
     ++stats_.commits;
     std::string r = "C";
     put_i64(&r, t->id);
-    put_i64(&r, now_ms());
-    put_i64(&r, 0);
-    wal_write(r, false);
-    apply_visible(*t);
+    put_i64(&r, now);
+    put_i64(&r, t->visible_at_ms);
+    wal_write(r, slow.has_value());
+    publish(*t, t->visible_at_ms);
   } else {
     switch (t->state) {
       case TxnState::Prepare:

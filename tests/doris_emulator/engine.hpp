@@ -173,6 +173,7 @@ struct Fault {
   std::string match;
   int64_t http_status = 200, code = 500;
   bool raw = false;
+  int64_t online_at_ms = 0;  // be_offline set by be_restart: when the BE is back
   std::string to_json() const;
 };
 
@@ -309,6 +310,9 @@ class Engine {
   void apply_visible(Txn& t);
   void forget_txn(int64_t id);
   void note_final(const Txn& t);
+  // COMMITTED -> VISIBLE: at once, or queued behind a delayed publish.
+  void publish(Txn& t, int64_t visible_at_ms);
+  void publish_due(int64_t now, bool all);
   // alter_job.cpp
   static bool light_schema_change(const Table& t);
   const AlterJob* running_alter_job(const Table& t) const;
@@ -332,6 +336,10 @@ class Engine {
   // live txns instead of every txn ever begun (which made them quadratic).
   mutable std::set<int64_t> live_txns_;
   int64_t last_clean_ms_ = 0;
+  // COMMITTED txns waiting for a delayed publish, in commit order: Doris
+  // publishes a partition's versions in order, so a later commit of the same
+  // table becomes visible only after the delayed one.
+  std::deque<int64_t> publishing_;
   std::vector<AlterJob> alter_jobs_;
   int64_t next_job_id_ = 30001;
   bool applying_job_ = false;  // a finishing job's ALTER runs as an immediate one

@@ -860,7 +860,7 @@ json::array show_alter(Fix& f) {
 }
 }  // namespace
 
-TEST_CASE("heavy schema change: an asynchronous job that waits for earlier txns; loads go on", "[emulator][sql][ddl]") {
+TEST_CASE("heavy schema change: an asynchronous job that waits for earlier txns, loads go on", "[emulator][sql][ddl]") {
   cdc2doris::test::TempDir dir("emu-alter-job");
   Config c;
   c.data_dir = dir.path().string();
@@ -918,4 +918,52 @@ TEST_CASE("heavy schema change: an asynchronous job that waits for earlier txns;
   CHECK(desc_rows(g, "nolight").size() == 3);
   g.e.execute_sql("d", "ALTER TABLE nolight DROP COLUMN x");  // a job again: the column stays until it ends
   CHECK(desc_rows(g, "nolight").size() == 3);
+}
+
+TEST_CASE("2PC commit with a slow publish: Success at once, COMMITTED, visible later", "[emulator][txn]") {
+  // fe GlobalTransactionMgr.commitTransaction2PC does not wait for the publish.
+  Fix f;
+  f.e.execute_sql("d", "CREATE TABLE t (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  const auto id = std::to_string(I(f.load("t", "1\n", {{"two_phase_commit", "true"}, {"label", "slow"}}), "TxnId"));
+  f.e.add_fault(R"({"type":"publish_timeout","visible_after_ms":60000})");
+  CHECK(S(f.txn("commit", id), "status") == "Success");
+  CHECK(f.rows("t").empty());  // not visible yet
+  CHECK(S(f.txn("commit", id), "msg") == kFe + "transaction [" + id + "] is already committed, not pre-committed.");
+  CHECK(S(f.load("t", "1\n", {{"label", "slow"}}), "ExistingJobStatus") == "FINISHED");
+  // A later commit of the table is published after it (partition versions in order).
+  const auto id2 = std::to_string(I(f.load("t", "2\n", {{"two_phase_commit", "true"}}), "TxnId"));
+  CHECK(S(f.txn("commit", id2), "status") == "Success");
+  f.e.tick(now_ms());
+  CHECK(f.rows("t").empty());
+  f.e.tick(now_ms() + 61000);
+  CHECK(f.rows("t") == std::vector<std::string>{R"({"id":1})", R"({"id":2})"});
+  CHECK(S(f.txn("commit", id), "msg") == kFe + "transaction [" + id + "] is already visible, not pre-committed.");
+}
+
+TEST_CASE("be_restart: the BE's loads in PREPARE are aborted with Doris' reason, pre-committed ones stay", "[emulator][faults]") {
+  Fix f;
+  f.e.set_be_addrs({"127.0.0.1:1", "127.0.0.1:2"});
+  f.e.execute_sql("d", "CREATE TABLE t (id INT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  const auto pre = std::to_string(I(f.load("t", "1\n", {{"two_phase_commit", "true"}}), "TxnId"));
+  LoadRequest r;
+  r.db = "d";
+  r.table = "t";
+  r.authorization = kRoot;
+  r.content_length = 4;
+  r.be = 0;
+  Reply early;
+  auto running = f.e.start_load(r, &early);
+  REQUIRE(running);
+  running->feed("2\n", 2);
+  auto ans = json::parse(f.e.add_fault(R"({"type":"be_restart","be":0,"ms":500})")).as_object();
+  CHECK(I(ans, "aborted") == 1);
+  CHECK(f.e.be_offline(0));
+  running->feed("3\n", 2);
+  auto fin = json::parse(running->finish().body).as_object();
+  CHECK(S(fin, "Status") == "Fail");
+  CHECK_THAT(S(fin, "Message"), Catch::Contains("abort reason: coordinate BE restart"));
+  CHECK(S(f.txn("commit", pre), "status") == "Success");
+  f.e.tick(now_ms() + 1000);
+  CHECK_FALSE(f.e.be_offline(0));
+  CHECK(f.rows("t") == std::vector<std::string>{R"({"id":1})"});
 }

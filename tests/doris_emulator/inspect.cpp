@@ -192,6 +192,30 @@ std::string Engine::add_fault(const std::string& body) {
     }
     if (on_be_state) on_be_state(f.be, f.type == "be_online");
     return f.type == "be_offline" ? f.to_json() : boost::json::serialize(boost::json::object{{"be", f.be}, {"online", true}});
+  } else if (f.type == "be_restart") {
+    if (f.be < 0 || f.be >= static_cast<int>(cfg_.be_addrs.size()))
+      throw std::invalid_argument("be must be a BE index 0.." + std::to_string(cfg_.be_addrs.size() - 1));
+    // The BE process restarts: its loads die with their connections, and
+    // the FE, seeing a new start time in the heartbeat, aborts the PREPARE
+    // txns it coordinated (fe HeartbeatMgr -> GlobalTransactionMgr.
+    // abortTxnWhenCoordinateBeRestart, enable_abort_txn_by_checking_coordinator_be);
+    // PRECOMMITTED ones stay.
+    for (auto& [id, t] : txns_)
+      if (t.state == TxnState::Prepare && t.be == f.be) {
+        abort_txn(t, "coordinate BE restart");
+        ++affected;
+      }
+    faults_.erase(std::remove_if(faults_.begin(), faults_.end(),
+                                 [&](const Fault& x) { return x.type == "be_offline" && x.be == f.be; }),
+                  faults_.end());
+    Fault off = f;
+    off.type = "be_offline";
+    off.remaining = -1;
+    off.id = next_fault_id_++;
+    off.online_at_ms = now_ms() + (f.ms > 0 ? f.ms : 1000);
+    faults_.push_back(off);
+    if (on_be_state) on_be_state(f.be, false);
+    return boost::json::serialize(boost::json::object{{"be", f.be}, {"aborted", affected}, {"back_in_ms", off.online_at_ms - now_ms()}});
   } else if (f.type == "expire_precommitted") {
     for (auto& [id, t] : txns_)
       if (t.state == TxnState::Precommitted && (f.db.empty() || t.db == f.db) && (f.table.empty() || t.table == f.table)) {

@@ -89,6 +89,8 @@ void Engine::recover() {
   if (wal_fd_ < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
   if (::ftruncate(wal_fd_, static_cast<off_t>(p)) != 0 || ::lseek(wal_fd_, 0, SEEK_END) < 0)
     throw std::runtime_error("cannot truncate " + path + ": " + std::strerror(errno));
+  // Committed txns are published, in commit order.
+  publish_due(0, true);
   // Loads that were streaming when the emulator died cannot finish: like a BE
   // whose load fragment failed, their txns are rolled back.
   for (auto& [id, t] : txns_) {
@@ -171,6 +173,7 @@ void Engine::replay(std::string_view rec) {
         t->state = TxnState::Committed;
         r.i64();
         t->visible_at_ms = r.i64();
+        publishing_.push_back(t->id);  // in commit order; its 'V' follows unless it was still publishing
       }
       break;
     }

@@ -228,6 +228,14 @@ TEST_CASE("e2e: Doris faults — failures mid-stream, commit failures, limits, e
   }
 
   {
+    INFO("fault: a BE restarts mid-stream (its running loads aborted: coordinate BE restart)");
+    h.produce(3000);
+    std::this_thread::sleep_for(300ms);
+    emu.fault(R"({"type":"be_restart","be":1,"ms":800})");
+    require_caught_up(h, 180s);
+  }
+
+  {
     INFO("fault: every pre-committed txn expired while the daemon was down");
     h.produce(3000);
     // Past the commit point (the consumer group accepted the epoch): the

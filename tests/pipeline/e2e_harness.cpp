@@ -69,6 +69,14 @@ workload::Options workload_options(const E2eOptions& o) {
 E2eHarness::E2eHarness(E2eOptions opts)
     : opts_(std::move(opts)), dir_("cdc2doris-e2e"), broker_(KafkaBroker::shared()), gen_(workload_options(opts_)) {
   EmulatorOptions eo = opts_.emulator;
+  if (const char* v = std::getenv("CDC2DORIS_E2E_DORIS_LIMITS"); v != nullptr && std::string_view(v) == "small") {
+    // Doris' limits small instead of at their defaults (issue 30): finished
+    // txns forgotten beyond 50 per database, by a cleaner running every
+    // second; at most 20 running txns per database.
+    if (eo.label_num_threshold == 0) eo.label_num_threshold = 50;
+    if (eo.max_running_txns == 0) eo.max_running_txns = 20;
+    if (eo.txn_clean_interval_s == 0) eo.txn_clean_interval_s = 1;
+  }
   if (eo.stderr_file.empty()) eo.stderr_file = (dir_ / "emulator.log").string();
   emu_ = std::make_unique<Emulator>(eo);
   emu_->sql("", "CREATE DATABASE " + db_);

@@ -450,7 +450,7 @@ TEST_CASE("group: an epoch ends before its table list outgrows the metadata, no 
     std::map<std::pair<std::string, std::string>, uint32_t> parts;
     for (const auto& t : rec.txns) parts[{t.db, t.table}] = std::max(parts[{t.db, t.table}], t.part + 1);
     std::vector<state::EpochTable> tables;
-    for (const auto& [k, n] : parts) tables.push_back({k.first, k.second, n});
+    for (const auto& [k, n] : parts) tables.push_back({k.first, k.second, n, {}});
     CHECK(state::encode_pending(rec.epoch, 1'000'000, "t", tables).size() <= state::kMaxMetadataBytes);
   }
   check_doris_matches(env, env.end_offsets());

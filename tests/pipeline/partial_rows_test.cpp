@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -151,6 +152,18 @@ struct World {
       return latest && latest->state == state::EpochState::Committed;
     };
     source.wait_for(done, 20s);
+    p.request_stop();
+    t.join();
+    return *result;
+  }
+
+  // Runs until `done` holds (at most 30 s), then stops.
+  pipeline::RunResult run_until(pipeline::PipelineConfig cfg, const std::function<bool()>& done) {
+    pipeline::Dependencies deps{source, *client, store, *router, metrics, nullptr};
+    pipeline::Pipeline p(cfg, decoding, deps);
+    std::optional<pipeline::RunResult> result;
+    std::thread t([&] { result = p.run(); });
+    source.wait_for(done, 30s);
     p.request_stop();
     t.join();
     return *result;
@@ -357,4 +370,48 @@ TEST_CASE("partial rows: a lost commit reply whose txn Doris then forgot by coun
   CHECK_THAT(result->error->what(), Catch::Contains("d.dup") && Catch::Contains("cannot be proven"));
   CHECK(w.metrics.epochs_replayed == 0);
   CHECK(w.emu.rows("d", "dup").size() == 3);  // each row once
+}
+
+TEST_CASE("commit: 2PC commits Doris publishes late (COMMITTED, visible later) count as committed, not retried",
+          "[pipeline][partial]") {
+  // fe GlobalTransactionMgr.commitTransaction2PC answers Success without
+  // waiting for the publish; the rows show when the publish is done.
+  World w;
+  for (const char* t : {"seqt", "runs"}) w.produce_script(t, 1000);
+  w.emu.fault(R"({"type":"publish_timeout","visible_after_ms":1500,"count":100000})");
+  auto res = w.run(w.config(), 2 * script().size());
+  REQUIRE_FALSE(res.error);
+  CHECK(rewinds(w.metrics) == 0);
+  CHECK(w.metrics.epochs_replayed == 0);
+  for (const auto& rec : w.store.list()) CHECK(rec.state == state::EpochState::Committed);
+  const std::vector<std::string> runs{R"({"id":1,"v":"e","big":"B3","seq":null})",
+                                      R"({"id":3,"v":"q","big":"P2","seq":null})"};
+  for (int i = 0; i < 100 && w.emu.rows("d", "runs") != runs; ++i) std::this_thread::sleep_for(100ms);
+  CHECK(w.emu.rows("d", "runs") == runs);
+  CHECK(w.emu.rows("d", "seqt") == std::vector<std::string>{R"({"id":1,"v":"e","big":"B3","seq":1130})",
+                                                             R"({"id":3,"v":"q","big":"P2","seq":1110})"});
+}
+
+TEST_CASE("commit: an epoch needing more loads than Doris' running-txn limit ends early instead of retrying forever",
+          "[pipeline][partial]") {
+  // max_running_txn_num_per_db (fe Config.java) counts every PREPARE,
+  // PRECOMMITTED and COMMITTED txn of the database; the runs-mode table needs
+  // 9 loads in one epoch, all pre-committed until the epoch commits.
+  cdc2doris::test::EmulatorOptions o;
+  o.max_running_txns = 5;
+  World w(o);
+  w.produce_script("runs", 1000);
+  const std::vector<std::string> want{R"({"id":1,"v":"e","big":"B3","seq":null})",
+                                      R"({"id":3,"v":"q","big":"P2","seq":null})"};
+  auto cfg = w.config(/*max_loads=*/16);
+  cfg.epoch_interval = 200ms;
+  cfg.end_epoch_when_caught_up = true;
+  auto res = w.run_until(cfg, [&] {
+    return w.metrics.records_consumed.load() >= script().size() && w.store.list().size() > 1 && !w.store.latest()->txns.empty() &&
+           w.store.latest()->state == state::EpochState::Committed;
+  });
+  REQUIRE_FALSE(res.error);
+  CHECK(w.emu.rows("d", "runs") == want);
+  CHECK(w.store.list().size() > 1);  // ended early, more than once
+  CHECK(w.metrics.snapshot().epochs_ended_early.count("open-transaction budget") == 1);
 }

@@ -165,7 +165,11 @@ TEST_CASE("diff: off counts, add adds, full drops, renames and widens", "[schema
 }
 
 TEST_CASE("ALTER statements run on the emulator as generated", "[schema]") {
-  emu::Engine e(emu::Config{});
+  // The type MODIFY runs as a heavy schema-change job, as in Doris: the next
+  // housekeeping round finishes it (alter_job_ms 0) before the next ALTER.
+  emu::Config cfg;
+  cfg.alter_job_ms = 0;
+  emu::Engine e(cfg);
   e.execute_sql("", "CREATE DATABASE d");
   e.execute_sql("d", "CREATE TABLE t (id BIGINT NOT NULL, a INT NULL, b VARCHAR(20) NULL) UNIQUE KEY(id) "
                      "DISTRIBUTED BY HASH(id) BUCKETS AUTO PROPERTIES (\"replication_num\" = \"1\")");
@@ -177,7 +181,10 @@ TEST_CASE("ALTER statements run on the emulator as generated", "[schema]") {
                          schema::DdlOp{OpKind::ModifyColumn, col("b", "VARCHAR(200)"), {}},
                          schema::DdlOp{OpKind::RenameColumn, col("b", ""), "b2"},
                          schema::DdlOp{OpKind::DropColumn, col("c", ""), {}}})
+  {
     e.execute_sql("d", schema::alter_sql("d", "t", op));
+    e.tick(emu::now_ms());
+  }
   auto t = desc(e, "t");
   REQUIRE(t.size() == 3);
   CHECK(t[1].type == "BIGINT");

@@ -280,6 +280,15 @@ std::map<int32_t, int64_t> committed_offsets(const std::string& bootstrap, const
   TopicPartitions tps(rd_kafka_topic_partition_list_new(n), &rd_kafka_topic_partition_list_destroy);
   for (int p = 0; p < n; ++p) rd_kafka_topic_partition_list_add(tps.get(), topic.c_str(), p);
   rd_kafka_resp_err_t e = rd_kafka_committed(rk.get(), tps.get(), 15000);
+  // Right after a broker restart the group coordinator is still loading or
+  // moving: the broker answers so, and asking again succeeds.
+  for (int attempt = 0; attempt < 30 && (e == RD_KAFKA_RESP_ERR_NOT_COORDINATOR ||
+                                         e == RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS ||
+                                         e == RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE);
+       ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    e = rd_kafka_committed(rk.get(), tps.get(), 15000);
+  }
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(std::string("committed: ") + rd_kafka_err2str(e));
   std::map<int32_t, int64_t> out;
   for (int i = 0; i < tps->cnt; ++i) out[tps->elems[i].partition] = tps->elems[i].offset;
