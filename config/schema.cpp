@@ -129,7 +129,8 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      at_least(1)},
     {"delivery.open_transaction_budget", "integer", "800",
      "Open + pre-committed txns per Doris database; keep it below `max_running_txn_num_per_db` (1000 on Doris "
-     "2.1/3.0; on 2.0 and older the limit is 100: set 80). With more active tables than this, epochs end early.",
+     "2.1/3.0; on 2.0 and older the limit is 100: set 80). With more active tables than this, epochs end early. "
+     "Refused by Doris' running-transaction limit, the daemon halves it for that database (logged).",
      false, between(1, kIntMax)},
     {"delivery.unproven_epoch", "string", "\"\" (none)",
      "`<epoch>:committed` or `<epoch>:replay`: the operator's verdict on an epoch the daemon stopped on because "

@@ -107,8 +107,9 @@ size_t pending_bytes_bound(uint64_t epoch, int64_t end_offset, std::string_view 
   std::vector<EpochTable> grown = tables;
   for (auto& t : grown) {
     t.parts = std::max(t.parts, max_parts);
-    // Any table may yet need a commit order (sequence mode): bound it as written out.
-    if (t.parts > 1) {
+    // A table that may need a commit order (non-empty `order`: sequence mode)
+    // is bounded with one as long as its grown part count writes out.
+    if (!t.order.empty()) {
       t.order.resize(t.parts);
       for (uint32_t i = 0; i < t.parts; ++i) t.order[i] = i;
     }

@@ -71,7 +71,9 @@ std::string encode_pending(uint64_t epoch, int64_t end_offset, std::string_view 
 std::string encode_reference(uint64_t epoch, int64_t end_offset, std::string_view prefix,
                              std::string_view anchor_topic, int32_t anchor_partition, const EpochTable& witness);
 // Bytes of pending metadata for these tables, with room for every table to
-// grow to `max_parts` parts: what may still be added to an open epoch.
+// grow to `max_parts` parts, and for a commit order where a table's `order`
+// is non-empty (any value: it marks a table that may need one): what may
+// still be added to an open epoch.
 size_t pending_bytes_bound(uint64_t epoch, int64_t end_offset, std::string_view prefix,
                            const std::vector<EpochTable>& tables, uint32_t max_parts);
 std::string encode_committed(uint64_t epoch, std::string_view prefix);

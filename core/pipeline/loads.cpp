@@ -63,9 +63,15 @@ int Pipeline::Impl::open_txns_in_db(const std::string& db) const {
 }
 
 bool Pipeline::Impl::table_list_full(const Target& added) const {
+  // Sequence-mode tables may commit their parts out of label order, which
+  // the list then spells out (a table not asked about yet may be one).
+  auto entry = [](const Target& t, bool sequence) {
+    return state::EpochTable{t.db, t.table, 1, sequence ? std::vector<uint32_t>{0} : std::vector<uint32_t>{}};
+  };
   std::vector<state::EpochTable> tables;
-  for (const auto& [t, tl] : open_.loads) tables.push_back({t.db, t.table, 1, {}});
-  tables.push_back({added.db, added.table, 1, {}});
+  for (const auto& [t, tl] : open_.loads) tables.push_back(entry(t, tl.mode == LoadMode::Sequence));
+  auto info = table_info_cache_.find(added);
+  tables.push_back(entry(added, info == table_info_cache_.end() || info->second.mode == LoadMode::Sequence));
   const auto parts = static_cast<uint32_t>(std::max(1, cfg_.max_loads_per_table));
   return state::pending_bytes_bound(open_.epoch, std::numeric_limits<int64_t>::max(), cfg_.label_prefix, tables,
                                     parts) > state::kMaxMetadataBytes;

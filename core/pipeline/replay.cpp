@@ -47,14 +47,16 @@ void Pipeline::Impl::position_replay() {
   for (const auto& [tp, range] : r.ranges)
     if (range.second > range.first) r.remaining.insert(tp);
   ++rewind_generation_;
-  // Read by replay_by_range(): the consumer's positions stay where they are.
-  if (r.by_range) return;
-  // Before subscribe (recovery) on_assign positions the partitions instead.
-  if (!subscribed_) return;
+  // Before subscribe (recovery) on_assign positions and checks the
+  // partitions, unless the range is read on its own (replay_by_range).
+  if (!r.by_range && !subscribed_) return;
   kafka::OffsetMap starts;
   for (const auto& [tp, range] : r.ranges)
     if (range.second > range.first) starts[tp] = range.first;
+  // A range retention deleted stops the replay before anything loads.
   check_start_offsets(starts, /*replaying=*/true);
+  // Read by replay_by_range(): the consumer's positions stay where they are.
+  if (r.by_range) return;
   for (const auto& [tp, range] : r.ranges) {
     if (auto err = deps_.source.seek(tp, range.first, std::chrono::seconds(10))) throw FatalStop{*err};
     pos_[tp] = range.second;

@@ -467,7 +467,8 @@ TEST_CASE("2PC through the FE redirect: idempotent outcomes, keep-alive reuse", 
   };
   CHECK(outcome(client->commit("db1", 1)) == TxnOutcome::Done);
   CHECK(outcome(client->commit("db1", 2)) == TxnOutcome::AlreadyDone);
-  CHECK(outcome(client->commit("db1", 3)) == TxnOutcome::NotFoundOrAborted);
+  // "already aborted" proves the txn never became visible (issue 31: its own outcome).
+  CHECK(outcome(client->commit("db1", 3)) == TxnOutcome::Aborted);
   CHECK(outcome(client->abort("db1", 4)) == TxnOutcome::AlreadyDone);
   CHECK(outcome(client->abort_by_label("db1", "gone")) == TxnOutcome::NotFoundOrAborted);
   CHECK(outcome(client->commit_by_label("db1", "lbl")) == TxnOutcome::Done);

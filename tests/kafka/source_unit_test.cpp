@@ -374,7 +374,7 @@ TEST_CASE("dlq refuses to run without idempotence", "[kafka][dlq]") {
 
 // Issue 31 (7): a replay reads its recorded range whoever owns the
 // partitions now, on a handle that never joins the group.
-TEST_CASE("mock cluster: read_range reads [first, end) of partitions the source does not own", "[kafka][mock]") {
+TEST_CASE("mock cluster: read_range reads from first up to end of partitions the source does not own", "[kafka][mock]") {
   test::MockCluster mc(1);
   std::string topic = unique_name("t");
   mc.create_topic(topic, 2);
