@@ -188,10 +188,10 @@ class KafkaSource final : public Source {
 
   std::optional<Error> read_range(const Ranges& ranges, const std::function<void(const Message&)>& fn,
                                   std::chrono::milliseconds timeout) override {
-    Ranges todo;
+    Ranges unread;
     for (const auto& [tp, r] : ranges)
-      if (r.second > r.first) todo[tp] = r;
-    if (todo.empty()) return std::nullopt;
+      if (r.second > r.first) unread[tp] = r;
+    if (unread.empty()) return std::nullopt;
     rk::Conf conf = rk::make_conf(reader_props_);
     rd_kafka_conf_set_log_cb(conf.get(), &rk::log_cb);
     char errstr[512];
@@ -206,26 +206,26 @@ class KafkaSource final : public Source {
     rd_kafka_poll_set_consumer(h);
     {
       std::vector<TopicPartition> tps;
-      for (const auto& [tp, r] : todo) tps.push_back(tp);
+      for (const auto& [tp, r] : unread) tps.push_back(tp);
       rk::List l = rk::make_list(tps);
-      for (int i = 0; i < l->cnt; ++i) l->elems[i].offset = todo.at(tps[static_cast<size_t>(i)]).first;
+      for (int i = 0; i < l->cnt; ++i) l->elems[i].offset = unread.at(tps[static_cast<size_t>(i)]).first;
       if (rd_kafka_resp_err_t err = rd_kafka_assign(h, l.get())) return make_error(err, "range reader: assign");
     }
     const auto deadline = Clock::now() + timeout;
-    while (!todo.empty()) {
+    while (!unread.empty()) {
       if (Clock::now() >= deadline) {
         std::string left;
-        for (const auto& [tp, r] : todo) left += (left.empty() ? "" : ", ") + to_string(tp) + " up to " + std::to_string(r.second);
+        for (const auto& [tp, r] : unread) left += (left.empty() ? "" : ", ") + to_string(tp) + " up to " + std::to_string(r.second);
         return Error(Disposition::Retry, "reading the replayed range timed out; not read: " + left);
       }
       rd_kafka_message_t* m = rd_kafka_consumer_poll(h, 100);
       if (m == nullptr) continue;
       const TopicPartition tp{m->rkt != nullptr ? rd_kafka_topic_name(m->rkt) : "", m->partition};
-      auto it = todo.find(tp);
+      auto it = unread.find(tp);
       if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         // The log ends before the range does: its last records are gone
         // (compaction, aborted transactions); nothing more will come.
-        if (it != todo.end() && m->offset >= it->second.second) todo.erase(it);
+        if (it != unread.end() && m->offset >= it->second.second) unread.erase(it);
         rd_kafka_message_destroy(m);
         continue;
       }
@@ -243,12 +243,12 @@ class KafkaSource final : public Source {
         if (c == ErrorClass::Fatal || c == ErrorClass::Retry) return make_error(code, "range reader", ctx);
         continue;  // librdkafka recovers by itself; the deadline bounds it
       }
-      if (it == todo.end() || m->offset >= it->second.second) {
-        if (it != todo.end()) todo.erase(it);
+      if (it == unread.end() || m->offset >= it->second.second) {
+        if (it != unread.end()) unread.erase(it);
         rd_kafka_message_destroy(m);
         continue;
       }
-      if (m->offset + 1 >= it->second.second) todo.erase(it);
+      if (m->offset + 1 >= it->second.second) unread.erase(it);
       MessageBatch one = make_batch({m});
       fn(one[0]);
     }

@@ -218,16 +218,23 @@ bool Pipeline::Impl::own_record_passed(const state::EpochRecord& rec) {
   return false;
 }
 
-Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMeta& m) {
+// A pending epoch's fate when it is already known: resolved before, or this
+// instance's own epoch whose record says.
+std::optional<Pipeline::Impl::PendingFate> Pipeline::Impl::known_fate(const state::GroupMeta& m) {
   const std::pair<std::string, uint64_t> key{m.label_prefix, m.epoch};
   if (auto it = resolved_.find(key); it != resolved_.end()) return it->second;
-  // This instance's own epoch: its record knows.
   if (m.label_prefix == cfg_.label_prefix) {
     if (auto rec = deps_.store.get(m.epoch)) {
       if (rec->state == state::EpochState::Committed) return resolved_[key] = PendingFate::Committed;
       if (rec->state == state::EpochState::Aborted) return resolved_[key] = PendingFate::Aborted;
     }
   }
+  return std::nullopt;
+}
+
+Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMeta& m) {
+  const std::pair<std::string, uint64_t> key{m.label_prefix, m.epoch};
+  if (auto fate = known_fate(m)) return *fate;
   struct Probe {
     Target target;
     std::string label;
@@ -335,13 +342,7 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
 Pipeline::Impl::PendingFate Pipeline::Impl::resolve_reference(const state::GroupMeta& m,
                                                               const kafka::GroupOffsetMap& known) {
   const std::pair<std::string, uint64_t> key{m.label_prefix, m.epoch};
-  if (auto it = resolved_.find(key); it != resolved_.end()) return it->second;
-  if (m.label_prefix == cfg_.label_prefix) {
-    if (auto rec = deps_.store.get(m.epoch)) {
-      if (rec->state == state::EpochState::Committed) return resolved_[key] = PendingFate::Committed;
-      if (rec->state == state::EpochState::Aborted) return resolved_[key] = PendingFate::Aborted;
-    }
-  }
+  if (auto fate = known_fate(m)) return *fate;
   const std::string name = "epoch " + std::to_string(m.epoch) + " of label prefix '" + m.label_prefix + "'";
   const TopicPartition anchor{m.anchor_topic, m.anchor_partition};
   std::optional<kafka::GroupOffset> at;

@@ -166,6 +166,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void abort_record(const state::EpochRecord& rec);
   // Recovery: did this instance's PRECOMMITTED record pass its commit point?
   bool own_record_passed(const state::EpochRecord& rec);
+  std::optional<PendingFate> known_fate(const state::GroupMeta& m);
   PendingFate resolve_pending(const state::GroupMeta& m);
   // A partition whose metadata refers to the epoch's anchor partition
   // (state/group_meta.hpp); `known` is what the group was already asked.

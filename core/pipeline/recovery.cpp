@@ -114,20 +114,19 @@ void Pipeline::Impl::abort_lingering() {
     }
     const auto& st = std::get<doris::LabelState>(probed);
     if (st.state == doris::LabelState::Unused) return Probe::Unused;
-    if (st.state == doris::LabelState::Finished) {
+    // Refuses the start (the first refusal wins), naming the label and its txn.
+    auto refuse = [&](const std::string& why) {
       std::lock_guard lk(mu);
       ErrorContext ctx;
       ctx.table = target.name();
       ctx.label = spec.label;
       ctx.txn_id = st.txn_id;
-      if (!fatal)
-        fatal = Error(Disposition::Fatal,
-                      "label " + spec.label +
-                          " is already FINISHED in Doris but the checkpoint state does not know it: the state "
-                          "directory was reset or belongs to another pipeline; set a new delivery.label_prefix",
-                      ctx);
+      if (!fatal) fatal = Error(Disposition::Fatal, "label " + spec.label + why, ctx);
       return Probe::Stop;
-    }
+    };
+    if (st.state == doris::LabelState::Finished)
+      return refuse(" is already FINISHED in Doris but the checkpoint state does not know it: the state "
+                    "directory was reset or belongs to another pipeline; set a new delivery.label_prefix");
     if (epoch > first_epoch) {
       // This state uses no epoch number before the previous one is
       // recorded, so what it left behind is at first_epoch only. A live txn
@@ -135,19 +134,10 @@ void Pipeline::Impl::abort_lingering() {
       // of this configuration with its own state; issue 31): aborting it
       // would break that writer's epoch, so the start is refused instead,
       // before any txn is touched.
-      std::lock_guard lk(mu);
-      ErrorContext ctx;
-      ctx.table = target.name();
-      ctx.label = spec.label;
-      ctx.txn_id = st.txn_id;
-      if (!fatal)
-        fatal = Error(Disposition::Fatal,
-                      "label " + spec.label + " is held by a " + doris::to_string(st.state) +
-                          " txn beyond any epoch this state could have left open (epoch " +
-                          std::to_string(first_epoch) + "): another cdc2doris writes under the same label prefix; give each instance its own "
-                          "delivery.label_prefix",
-                      ctx);
-      return Probe::Stop;
+      return refuse(std::string(" is held by a ") + doris::to_string(st.state) +
+                    " txn beyond any epoch this state could have left open (epoch " + std::to_string(first_epoch) +
+                    "): another cdc2doris writes under the same label prefix; give each instance its own "
+                    "delivery.label_prefix");
     }
     if (st.txn_id) {
       std::lock_guard lk(mu);
