@@ -13,6 +13,7 @@
 #include "core/kafka/monitor.hpp"
 #include "state/group_meta.hpp"
 
+#include "daemon/abort_lingering.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/exit_codes.hpp"
 #include "daemon/logging.hpp"
@@ -95,45 +96,13 @@ int abort_lingering(const Args& a, const config::Config& cfg) {
                  "from its `state show` or its log)\n";
     return kExitUsage;
   }
+  AbortLingering what;
+  what.prefix = prefix;
+  what.from_epoch = from;
+  what.pending = std::move(pending);
+  for (const auto& t : tables) what.tables.push_back({t.db, t.table, router->settings(t).sequence_col});
   auto client = doris::make_client(cfg.doris);
-  size_t aborted = 0, walked = 0;
-  for (const auto& t : tables) {
-    for (uint64_t e = from; e < from + 1000; ++e) {
-      if (pending.count(e)) continue;  // past its commit point: its partitions' owner commits it
-      bool any = false;
-      for (uint32_t part = 0; part < 64; ++part) {
-        doris::LoadSpec spec;
-        spec.db = t.db;
-        spec.table = t.table;
-        spec.label = doris::make_label(prefix, t.db, t.table, e, part);
-        spec.sequence_col = router->settings(t).sequence_col;
-        auto probed = client->probe_label(spec);
-        ++walked;
-        if (auto* err = std::get_if<doris::DorisError>(&probed)) {
-          if (err->kind() == doris::ErrorKind::UnknownTable) break;
-          std::cerr << "cdc2doris: Doris: " << err->what() << "\n";
-          return kExitFatal;
-        }
-        const auto& st = std::get<doris::LabelState>(probed);
-        if (st.state == doris::LabelState::Unused) break;
-        any = true;
-        if ((st.state == doris::LabelState::Running || st.state == doris::LabelState::Precommitted) && st.txn_id) {
-          auto r = client->abort(t.db, *st.txn_id);
-          if (auto* err = std::get_if<doris::DorisError>(&r)) {
-            std::cerr << "cdc2doris: aborting txn " << *st.txn_id << " (label " << spec.label << "): " << err->what()
-                      << "\n";
-            return kExitFatal;
-          }
-          ++aborted;
-          std::cout << "aborted txn " << *st.txn_id << " (label " << spec.label << ", table " << t.name() << ")\n";
-        }
-      }
-      if (!any) break;
-    }
-  }
-  std::cout << aborted << " lingering txn(s) of label prefix " << prefix << " aborted (" << walked
-            << " label(s) probed from epoch " << from << ")\n";
-  return kExitOk;
+  return abort_lingering_txns(*client, what, std::cout, std::cerr);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "core/common/error.hpp"
 #include "core/decode/decoder.hpp"
 #include "core/doris/client.hpp"
+#include "core/doris/lingering_walk.hpp"
 #include "core/kafka/dlq.hpp"
 #include "core/kafka/source.hpp"
 #include "core/pipeline/metrics.hpp"
@@ -65,7 +66,7 @@ struct PipelineConfig {
   // Lingering-txn probing: parallel probes, and how many consecutive labels
   // per table at most (a guard against a runaway walk).
   int probe_parallelism = 8;
-  int probe_max_labels = 1000;
+  int probe_max_labels = doris::kDefaultLabelWalkProbes;
   // kafka.on_offset_gap: skip — a partition whose next offset retention
   // deleted continues at the log start (logged, counted) instead of
   // stopping the daemon. Never inside a replay.

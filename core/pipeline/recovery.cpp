@@ -11,7 +11,7 @@
 #include <variant>
 
 #include "core/common/thread_name.hpp"
-#include "core/doris/label.hpp"
+#include "core/doris/lingering_walk.hpp"
 
 namespace cdc2doris::pipeline {
 
@@ -94,78 +94,54 @@ void Pipeline::Impl::abort_lingering() {
     int64_t txn_id;
   };
   std::vector<Held> held;  // aborted once every walk is done and none stopped the start
-  // Probes one label and notes a txn holding it; Stop when the walk has to
-  // stop (an unknown table, a fatal error).
-  enum class Probe { Unused, Held, Stop };
-  auto probe = [&](const Target& target, const std::string& label, uint64_t epoch, uint64_t first_epoch) {
-    doris::LoadSpec spec;
-    spec.db = target.db;
-    spec.table = target.table;
-    spec.label = label;
-    // A table with a (hidden) sequence column refuses a load that does not name it.
-    spec.sequence_col = deps_.router.settings(target).sequence_col;
-    auto probed = deps_.doris.probe_label(spec);
-    if (auto* err = std::get_if<doris::DorisError>(&probed)) {
-      // A table that does not exist (any more) cannot hold txns of ours.
-      if (err->kind() == doris::ErrorKind::UnknownTable) return Probe::Stop;
-      std::lock_guard lk(mu);
-      if (!fatal) fatal = *err;
-      return Probe::Stop;
-    }
-    const auto& st = std::get<doris::LabelState>(probed);
-    if (st.state == doris::LabelState::Unused) return Probe::Unused;
-    // Refuses the start (the first refusal wins), naming the label and its txn.
-    auto refuse = [&](const std::string& why) {
-      std::lock_guard lk(mu);
-      ErrorContext ctx;
-      ctx.table = target.name();
-      ctx.label = spec.label;
-      ctx.txn_id = st.txn_id;
-      if (!fatal) fatal = Error(Disposition::Fatal, "label " + spec.label + why, ctx);
-      return Probe::Stop;
-    };
-    if (st.state == doris::LabelState::Finished)
-      return refuse(" is already FINISHED in Doris but the checkpoint state does not know it: the state "
-                    "directory was reset or belongs to another pipeline; set a new delivery.label_prefix");
-    if (epoch > first_epoch) {
-      // This state uses no epoch number before the previous one is
-      // recorded, so what it left behind is at first_epoch only. A live txn
-      // further on is another writer's under the same label prefix (a copy
-      // of this configuration with its own state; issue 31): aborting it
-      // would break that writer's epoch, so the start is refused instead,
-      // before any txn is touched.
-      return refuse(std::string(" is held by a ") + doris::to_string(st.state) +
-                    " txn beyond any epoch this state could have left open (epoch " + std::to_string(first_epoch) +
-                    "): another cdc2doris writes under the same label prefix; give each instance its own "
-                    "delivery.label_prefix");
-    }
-    if (st.txn_id) {
-      std::lock_guard lk(mu);
-      held.push_back({target, spec.label, *st.txn_id});
-    }
-    return Probe::Held;
+  // Refuses the start (the first refusal wins), naming the label and its txn.
+  auto refuse = [&](const Target& target, const doris::LabelInUse& in_use, const std::string& why) {
+    std::lock_guard lk(mu);
+    ErrorContext ctx;
+    ctx.table = target.name();
+    ctx.label = in_use.label;
+    ctx.txn_id = in_use.state.txn_id;
+    if (!fatal) fatal = Error(Disposition::Fatal, "label " + in_use.label + why, ctx);
+    return doris::WalkNext::Stop;
   };
   auto worker = [&] {
     for (size_t i = next++; i < work.size(); i = next++) {
       const auto& [walk, target] = work[i];
-      int budget = cfg_.probe_max_labels;
-      for (uint64_t e = walk.first_epoch; budget > 0; ++e) {
-        const std::string first = doris::make_label(walk.prefix, target.db, target.table, e);
-        --budget;
-        const Probe p0 = probe(target, first, e, walk.first_epoch);
-        if (p0 == Probe::Stop) break;
-        // A table's later loads of the epoch (part n begins after part n-1,
-        // but a stream's first bytes may still reach Doris in another
-        // order): walk them until one is unused, also when part 0 is.
-        bool stop = false;
-        for (uint32_t part = 1; budget > 0; ++part) {
-          --budget;
-          const Probe p = probe(target, doris::make_label(walk.prefix, target.db, target.table, e, part), e,
-                                walk.first_epoch);
-          if (p == Probe::Stop) stop = true;
-          if (p != Probe::Held) break;
+      doris::LabelWalk lw;
+      lw.prefix = walk.prefix;
+      lw.db = target.db;
+      lw.table = target.table;
+      lw.sequence_col = deps_.router.settings(target).sequence_col;
+      lw.first_epoch = walk.first_epoch;
+      lw.max_probes = cfg_.probe_max_labels;
+      auto walked = doris::walk_labels(deps_.doris, lw, [&](const doris::LabelInUse& in_use) {
+        if (in_use.state.state == doris::LabelState::Finished)
+          return refuse(target, in_use,
+                        " is already FINISHED in Doris but the checkpoint state does not know it: the state "
+                        "directory was reset or belongs to another pipeline; set a new delivery.label_prefix");
+        if (in_use.epoch > walk.first_epoch) {
+          // This state uses no epoch number before the previous one is
+          // recorded, so what it left behind is at first_epoch only. A live
+          // txn further on is another writer's under the same label prefix
+          // (a copy of this configuration with its own state; issue 31):
+          // aborting it would break that writer's epoch, so the start is
+          // refused instead, before any txn is touched.
+          return refuse(target, in_use,
+                        std::string(" is held by a ") + doris::to_string(in_use.state.state) +
+                            " txn beyond any epoch this state could have left open (epoch " +
+                            std::to_string(walk.first_epoch) +
+                            "): another cdc2doris writes under the same label prefix; give each instance its own "
+                            "delivery.label_prefix");
         }
-        if (stop || p0 == Probe::Unused) break;
+        if (in_use.state.txn_id) {
+          std::lock_guard lk(mu);
+          held.push_back({target, in_use.label, *in_use.state.txn_id});
+        }
+        return doris::WalkNext::Continue;
+      });
+      if (auto* err = std::get_if<doris::DorisError>(&walked)) {
+        std::lock_guard lk(mu);
+        if (!fatal) fatal = *err;
       }
     }
   };
