@@ -1,4 +1,6 @@
-// Every record of ../shared/corpus/debezium decodes as its MANIFEST says.
+// Every record of the Debezium corpus (tests/decode/corpus/debezium, a copy of
+// the project's shared corpus kept in the tree so a clone is self-contained)
+// decodes as its MANIFEST says.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -11,7 +13,7 @@ using namespace cdc2doris::decode;
 
 namespace {
 
-const std::string kCorpus = std::string(CDC2DORIS_SHARED_DIR) + "/corpus/debezium/";
+const std::string kCorpus = std::string(CDC2DORIS_CORPUS_DIR) + "/";
 
 std::vector<std::string> lines_of(const std::string& rel) {
   std::ifstream f(kCorpus + rel);
