@@ -456,6 +456,8 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   with(routing, "schema_evolution", [&](auto& n) { c.schema_evolution = policy(n, "routing.schema_evolution"); });
   with(routing, "create_properties",
        [&](auto& n) { c.create_properties = r.string_map(n, "routing.create_properties"); });
+  with(routing, "create_database_properties",
+       [&](auto& n) { c.create_database_properties = r.string_map(n, "routing.create_database_properties"); });
   with(routing, "map", [&](auto& n) {
     for (const auto& [src, dst] : r.string_map(n, "routing.map")) {
       auto dot = dst.find('.');

@@ -80,6 +80,7 @@ struct Config {
   bool auto_create = false;
   schema::Policy schema_evolution = schema::Policy::Add;
   std::map<std::string, std::string> create_properties;
+  std::map<std::string, std::string> create_database_properties;
 
   pipeline::PipelineConfig delivery;
   // delivery.label_prefix was set. Else it is "cdc2doris_{instance_id}",

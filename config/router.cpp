@@ -78,6 +78,7 @@ class RuleRouter : public pipeline::Router {
     s.auto_create = cfg_.auto_create;
     s.schema_evolution = cfg_.schema_evolution;
     s.create.properties = cfg_.create_properties;
+    s.create.database_properties = cfg_.create_database_properties;
     if (auto it = cfg_.tables.find(t.name()); it != cfg_.tables.end()) {
       const TableOverride& o = it->second;
       if (o.auto_create) s.auto_create = *o.auto_create;

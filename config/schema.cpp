@@ -88,6 +88,9 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"routing.create_properties", "map<string,string>", "{}",
      "PROPERTIES of auto-created tables (e.g. `replication_num`, `replication_allocation`); merged over the "
      "defaults `enable_unique_key_merge_on_write`, `light_schema_change` (true) and `replication_num` (3)."},
+    {"routing.create_database_properties", "map<string,string>", "{}",
+     "PROPERTIES of a target database that auto_create finds missing and creates (`CREATE DATABASE IF NOT "
+     "EXISTS`; e.g. `replication_allocation`). Needs CREATE_PRIV on it (docs/schema-evolution.md)."},
     {"routing.tables.*.key_model", "enum(unique|duplicate)", "(from Doris)",
      "Override the key model (otherwise read from Doris' `_schema`)."},
     {"routing.tables.*.sequence_col", "string", "", "Doris sequence column (`function_column.sequence_col`)."},

@@ -124,6 +124,10 @@ std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, Tab
   if (auto* err = std::get_if<doris::DorisError>(&res)) {
     if (err->kind() == doris::ErrorKind::UnknownTable) {
       td.shape = {};
+      // Doris runs the statement on a connection to the URL's database
+      // (fe StatementSubmitter: jdbc:mariadb://127.0.0.1:{query_port}/{db}),
+      // which fails with "Unknown database" before DESC looks at the table.
+      td.shape.database_missing = lower(err->message()).find("unknown database") != std::string::npos;
       return std::nullopt;
     }
     // The client named only the database; the error that stops or rewinds
@@ -232,6 +236,9 @@ Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const ka
       if (!ex.sequence.empty() && ex.sequence != opt.sequence_col)
         opt.extra_columns.push_back({ex.sequence, "BIGINT", true, std::nullopt, false, false});
     }
+    if (td.shape.database_missing) {
+      if (auto p = create_database(t, td, opt, msg)) return *p;
+    }
     state::DdlStep step;
     step.kind = kCreateTable;
     try {
@@ -287,6 +294,35 @@ Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const ka
   const Prepared p = run_ddl(t, td, std::move(steps), &msg);
   if (p == Prepared::Proceed) td.checked.insert(row_schema);
   return p;
+}
+
+std::optional<Pipeline::Impl::Prepared> Pipeline::Impl::create_database(const Target& t, TableDdl& td,
+                                                                        const schema::CreateOptions& opt,
+                                                                        const kafka::Message& msg) {
+  // Idempotent, so not recorded as a DDL step: a restart just runs it again.
+  // Sent on information_schema: Doris runs a statement on a connection to
+  // the URL's database, and the missing one cannot be it.
+  const std::string stmt = schema::create_database_sql(t.db, opt.database_properties);
+  log_->info("table {}: database {} does not exist; creating it: {}", t.name(), t.db, stmt);
+  auto res = deps_.doris.sql("information_schema", stmt);
+  if (auto* err = std::get_if<doris::DorisError>(&res)) {
+    deps_.metrics.add_doris_error(doris::to_string(err->kind()));
+    const bool answered = std::string_view(err->what()).find("detailMessage") != std::string_view::npos;
+    if (err->disposition() == Disposition::Retry && !answered) {
+      fail(*err, "create database");
+      return Prepared::Stop;
+    }
+    state::DdlRecord rec;
+    rec.db = t.db;
+    rec.table = t.table;
+    return refuse(rec, td, stmt,
+                  std::string(err->what()) + " (creating a database needs CREATE_PRIV on it: GRANT CREATE_PRIV ON " +
+                      t.db + ".* TO the daemon's user, or create it beforehand)",
+                  &msg);
+  }
+  deps_.metrics.add_ddl(t.name(), "create_database");
+  td.shape.database_missing = false;
+  return std::nullopt;
 }
 
 // Schemaless records typed by their table: the JSON keys the table lacks.

@@ -17,6 +17,7 @@ namespace cdc2doris::pipeline {
 
 struct TableShape {
   bool exists = false;
+  bool database_missing = false;  // !exists because its database does not exist either
   std::vector<schema::TableColumn> columns;
   const schema::TableColumn* find(const std::string& name) const {
     for (const auto& c : columns)

@@ -262,6 +262,10 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   Prepared refuse(state::DdlRecord& rec, TableDdl& td, const std::string& statement, const std::string& why,
                   const kafka::Message* msg);
   Prepared schemaless_keys(const Target& t, TableDdl& td, const kafka::Message& msg);
+  // auto_create of a table whose database is missing too: the database
+  // first. nullopt when it exists now; else what becomes of the record.
+  std::optional<Prepared> create_database(const Target& t, TableDdl& td, const schema::CreateOptions& opt,
+                                          const kafka::Message& msg);
   // Waits until the table has no unfinished schema-change job in Doris (a
   // heavy ALTER runs as one); *cancelled gets a cancelled job's message.
   Prepared await_alter_job(const Target& t, const std::string& statement, std::string* cancelled);

@@ -140,6 +140,15 @@ std::string create_table_sql(const TableSpec& spec) {
   return out;
 }
 
+std::string create_database_sql(const std::string& db, const std::map<std::string, std::string>& properties) {
+  std::string out = "CREATE DATABASE IF NOT EXISTS " + quote_ident(db);
+  if (properties.empty()) return out;
+  out += " PROPERTIES (";
+  size_t i = 0;
+  for (const auto& [k, v] : properties) out += literal(k) + " = " + literal(v) + (++i < properties.size() ? ", " : "");
+  return out + ")";
+}
+
 std::string alter_sql(const std::string& db, const std::string& table, const DdlOp& op) {
   const std::string head = "ALTER TABLE " + qualified(db, table) + " ";
   switch (op.kind) {

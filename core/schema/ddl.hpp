@@ -40,6 +40,9 @@ struct CreateOptions {
   // Flexible partial updates (Doris 3.1+): enable_unique_key_skip_bitmap_column.
   bool flexible_partial_updates = false;
   int buckets = 0;  // 0: BUCKETS AUTO
+  // PROPERTIES of the database when auto_create finds it missing too
+  // (routing.create_database_properties).
+  std::map<std::string, std::string> database_properties;
   // Source fields that are not columns: flattened metadata (prefix, e.g. "__").
   std::string skip_prefix;
 };
@@ -71,6 +74,8 @@ TableSpec table_from_columns(const std::string& db, const std::string& table, st
 // CREATE TABLE IF NOT EXISTS `db`.`table` (...) UNIQUE KEY(...) DISTRIBUTED BY
 // HASH(...) BUCKETS AUTO PROPERTIES (...).
 std::string create_table_sql(const TableSpec& spec);
+// CREATE DATABASE IF NOT EXISTS, with PROPERTIES when any are given.
+std::string create_database_sql(const std::string& db, const std::map<std::string, std::string>& properties);
 
 // One ALTER TABLE step.
 enum class OpKind { AddColumn, DropColumn, RenameColumn, ModifyColumn };

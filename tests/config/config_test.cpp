@@ -99,6 +99,7 @@ routing:
   auto_create: true
   schema_evolution: full
   create_properties: {replication_num: "1"}
+  create_database_properties: {replication_allocation: "tag.location.default: 1"}
   tables:
     ods.orders:
       key_model: unique
@@ -179,6 +180,8 @@ logging:
     CHECK(s.columns[1].name == "note");
     CHECK(s.columns[1].type == "VARCHAR(200)");
     CHECK(s.new_column_type == "STRING");
+    CHECK(s.create.database_properties ==
+          std::map<std::string, std::string>{{"replication_allocation", "tag.location.default: 1"}});
     auto other = router->settings({"ods", "items"});
     CHECK(other.auto_create);
     CHECK(other.schema_evolution == schema::Policy::Full);

@@ -104,6 +104,7 @@ struct Table {
 struct Database {
   int64_t id = 0;
   std::string name;
+  std::vector<std::pair<std::string, std::string>> props;  // CREATE DATABASE ... PROPERTIES
   std::map<std::string, std::unique_ptr<Table>> tables;
   std::unordered_map<std::string, std::vector<int64_t>> labels;
   // Ids of finished (VISIBLE/ABORTED) txns in the order they became final:

@@ -2,6 +2,7 @@
 // against the emulator catalog. Errors are thrown as std::runtime_error with
 // Doris' UserException text ("errCode = 2, detailMessage = ...").
 #include "tests/doris_emulator/engine.hpp"
+#include "tests/doris_emulator/engine_internal.hpp"
 #include "tests/doris_emulator/query_rel.hpp"
 #include "tests/doris_emulator/sql_lex.hpp"
 
@@ -203,6 +204,15 @@ void Engine::execute_sql(const std::string& db, const std::string& stmt) {
 
 std::string Engine::query(const std::string& db, const std::string& stmt, bool streaming) {
   std::string result;
+  // fe StatementSubmitter runs the statement on a JDBC connection to the
+  // URL's database (jdbc:mariadb://127.0.0.1:{query_port}/{db}): an unknown
+  // one fails the connect, whatever the statement, CREATE DATABASE included.
+  if (!db.empty() && find_db(db) == nullptr && !detail::iequals(db, "information_schema"))
+    return boost::json::serialize(boost::json::object{
+        {"msg", "Error"},
+        {"code", 1},
+        {"data", "Failed to execute sql: java.sql.SQLSyntaxErrorException: (conn=1) Unknown database '" + db + "'"},
+        {"count", 0}});
   try {
     exec_sql_inner(db, stmt, &result, false);
   } catch (const std::exception& e) {
@@ -261,6 +271,18 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
       auto d = std::make_unique<Database>();
       d->id = next_db_id_++;
       d->name = name;
+      if (ps.accept("PROPERTIES")) {
+        ps.expect_p('(');
+        while (!ps.accept_p(')')) {
+          if (ps.peek().t != Tok::Str) fail("Syntax error in PROPERTIES near '" + ps.peek().s + "'");
+          std::string k = ps.peek().s;
+          ++ps.p;
+          ps.expect_p('=');
+          d->props.emplace_back(k, ps.peek().s);
+          ++ps.p;
+          ps.accept_p(',');
+        }
+      }
       dbs_[name] = std::move(d);
       log_ddl();
       return;
@@ -526,6 +548,20 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
       return;
     }
     if (ps.accept("CREATE")) {
+      if (ps.accept("DATABASE")) {
+        // fe ShowCreateDbStmt: columns "Database", "Create Database"; the
+        // PROPERTIES clause only when the database has properties.
+        Database& d = need_db(ps.ident());
+        std::string text = "CREATE DATABASE `" + d.name + "`";
+        if (!d.props.empty()) {
+          text += "\nPROPERTIES (";
+          for (size_t i = 0; i < d.props.size(); ++i)
+            text += std::string(i ? "," : "") + "\n\"" + d.props[i].first + "\" = \"" + d.props[i].second + "\"";
+          text += "\n)";
+        }
+        result_set({{"Database", "CHAR"}, {"Create Database", "CHAR"}}, boost::json::array{boost::json::array{d.name, text}});
+        return;
+      }
       // Doris' columns "Table", "Create Table" (the query port's text); the
       // daemon reads the PROPERTIES to tell whether flexible partial updates
       // are enabled.

@@ -90,8 +90,8 @@ struct World {
   decode::DecoderOptions decoding;
   int64_t lsn = 1000;
 
-  explicit World(cdc2doris::test::EmulatorOptions o = {}) : emu(std::move(o)) {
-    emu.sql("", "CREATE DATABASE d");
+  explicit World(cdc2doris::test::EmulatorOptions o = {}, bool create_database = true) : emu(std::move(o)) {
+    if (create_database) emu.sql("", "CREATE DATABASE d");
     doris::ClientConfig cc;
     cc.fe_urls = {emu.fe()};
     cc.user = "root";
@@ -454,6 +454,45 @@ TEST_CASE("auto_create: a DESC failing transiently is retried with the pipeline'
   CHECK(w.desc("n") == std::vector<std::string>{"id BIGINT", "a INT"});
   CHECK(w.emu.rows("d", "n") == std::vector<std::string>{R"({"id":1,"a":10})"});
   CHECK(w.ddl_count("n", "create") == 1);
+}
+
+TEST_CASE("auto_create: a missing database is created first, with routing.create_database_properties",
+          "[pipeline][ddl][auto_create]") {
+  World w({}, /*create_database=*/false);
+  w.topic("n");
+  auto& s = w.set("n");
+  s.auto_create = true;
+  s.create.properties["replication_num"] = "1";
+  s.create.database_properties["replication_allocation"] = "tag.location.default: 1";
+  w.produce("n", kV1, 1, R"({"id":1,"a":10})");
+  w.produce("n", kV1, 2, R"({"id":2,"a":20})");
+  auto res = w.run(2);
+  INFO((res.error ? res.error->what() : std::string()));
+  REQUIRE_FALSE(res.error);
+  CHECK(w.ddl_count("n", "create_database") == 1);
+  CHECK(w.ddl_count("n", "create") == 1);
+  CHECK(w.desc("n") == std::vector<std::string>{"id BIGINT", "a INT"});
+  CHECK(w.emu.rows("d", "n") == std::vector<std::string>{R"({"id":1,"a":10})", R"({"id":2,"a":20})"});
+  auto shown = boost::json::parse(w.emu.query("information_schema", "SHOW CREATE DATABASE d")).as_object();
+  CHECK(boost::json::serialize(shown["data"].as_object()["data"]) ==
+        R"x([["d","CREATE DATABASE `d`\nPROPERTIES (\n\"replication_allocation\" = \"tag.location.default: 1\"\n)"]])x");
+}
+
+TEST_CASE("auto_create: a database Doris refuses to create is a refused schema change naming the privilege",
+          "[pipeline][ddl][auto_create]") {
+  World w({}, /*create_database=*/false);
+  w.topic("n");
+  w.set("n").auto_create = true;
+  w.emu.fault(R"({"type":"fail_query","match":"CREATE DATABASE","count":-1,"code":1,"status":"Error","message":"errCode = 2, detailMessage = Access denied; you need (at least one of) the CREATE privilege(s) for this operation"})");
+  w.produce("n", kV1, 1, R"({"id":1,"a":10})");
+  auto res = w.run(1);
+  REQUIRE(res.error);
+  INFO(res.error->what());
+  CHECK_THAT(res.error->what(), Catch::Contains("table d.n: schema change refused (statement: CREATE DATABASE IF NOT EXISTS `d`)"));
+  CHECK_THAT(res.error->what(), Catch::Contains("Access denied"));
+  CHECK_THAT(res.error->what(), Catch::Contains("GRANT CREATE_PRIV ON d.*"));
+  CHECK(w.ddl_count("n", "create") == 0);
+  CHECK(w.store.committed_offsets().empty());
 }
 
 TEST_CASE("schema evolution: schemaless keys the table lacks are added as new_column_type, or refused",
