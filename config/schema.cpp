@@ -115,9 +115,10 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"routing.tables.*.new_column_type", "string", "\"\" (refuse)",
      "Schemaless records: the Doris type a JSON key the table lacks is added as (policy add/full); empty: such a "
      "record is a bad record."},
-    {"routing.tables.*.epoch_units", "map<string,enum(s|ms|us|ns)>", "{} (by magnitude)",
-     "Schemaless records: the unit of epoch integers per DATETIME column, where the magnitude rule of "
-     "docs/decoding.md cannot tell (e.g. microseconds within three years of 1970)."},
+    {"routing.tables.*.epoch_units", "map<string,enum(s|ms|us|ns)>", "{} (by the column's scale)",
+     "Schemaless records: the unit of epoch integers per DATETIME column. Default: the Doris column's scale, as "
+     "Debezium's adaptive precision mode writes it (DATETIME(0-3) ms, (4-6) us); set it for "
+     "time.precision.mode=connect (ms) or nanoseconds (ns)."},
     // ---------------------------------------------------------------- delivery
     {"delivery.label_prefix", "string", "cdc2doris_{instance_id}",
      "Label prefix; labels are `{prefix}_{db}_{table}_{epoch}`. Unique per instance writing to one Doris: "

@@ -40,6 +40,9 @@ SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std:
     } else if (t == "DATETIME" || t == "DATETIMEV2") {
       f.type = ConnectType::Int64;
       f.logical = Logical::DorisDatetime;
+      // As Debezium's adaptive precision mode writes a DATETIME(p): p <= 3 as
+      // io.debezium.time.Timestamp (ms), 4..6 as MicroTimestamp (us).
+      f.epoch_unit = c.scale.value_or(0) <= 3 ? EpochUnit::Millis : EpochUnit::Micros;
       if (auto it = units.find(c.name); it != units.end()) f.epoch_unit = it->second;
     } else if (t == "JSON" || t == "JSONB") {
       f.type = ConnectType::String;

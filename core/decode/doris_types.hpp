@@ -17,14 +17,18 @@ namespace cdc2doris::decode {
 struct DorisColumn {
   std::string name;
   std::string type;  // "DECIMALV3", "DATETIMEV2", "JSONB", "VARCHAR", ...
+  // DECIMAL: from _schema; DATETIME: the fractional digits, which _schema
+  // does not say (fe TableSchemaAction reports them for decimals only): DESC.
   std::optional<int> precision, scale;
 };
 
 // A struct schema with one field per column: those whose values need
 // converting (decimals, dates, datetimes, JSON) typed, the others
 // Logical::DorisAsIs, copied as they arrive (Doris converts them, in strict
-// mode); a JSON key without a field is one the table lacks. `units` fixes the
-// epoch unit of DATETIME columns by name where the magnitude rule is wrong.
+// mode); a JSON key without a field is one the table lacks. An epoch
+// integer into a DATETIME(p) column is milliseconds for p <= 3, microseconds
+// for p 4..6 (Debezium's adaptive precision mode), unless `units` names the
+// column's unit; never guessed from the value.
 SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std::map<std::string, EpochUnit>& units = {});
 
 // "s", "ms", "us", "ns" -> unit; nullopt otherwise.

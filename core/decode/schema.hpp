@@ -63,15 +63,17 @@ struct FieldMeta {
   }
 };
 
-// Unit of an epoch integer loaded into a Doris DATETIME column.
-enum class EpochUnit : uint8_t { Auto, Seconds, Millis, Micros, Nanos };
+// Unit of an epoch integer loaded into a Doris DATETIME column: by the
+// column's scale as Debezium's time.precision.mode=adaptive picks it
+// (DATETIME(0-3) milliseconds, (4-6) microseconds), or as configured.
+enum class EpochUnit : uint8_t { Seconds, Millis, Micros, Nanos };
 
 struct SchemaNode {
   ConnectType type = ConnectType::String;
   Logical logical = Logical::None;
   bool optional = true;
   int32_t scale = 0;
-  EpochUnit epoch_unit = EpochUnit::Auto;  // DorisDatetime only
+  EpochUnit epoch_unit = EpochUnit::Millis;  // DorisDatetime only
   std::string field;  // name of this node inside its parent struct
   std::string name;   // Connect schema name (logical type or record name)
   std::vector<SchemaNode> fields;

@@ -415,20 +415,30 @@ void Decoder::Impl::emit_doris_typed(sj::value& v, sj::json_type t, const Schema
       if (t == sj::json_type::number) {
         const int64_t x = int_value(v, node);
         int64_t ups = 1000;
+        const char* in_range = "an epoch integer in milliseconds within years 0001-9999 (DATETIME(0-3); "
+                               "routing.tables.<t>.epoch_units sets another unit)";
         switch (node.epoch_unit) {
-          case EpochUnit::Seconds: ups = 1; break;
-          case EpochUnit::Millis: ups = 1000; break;
-          case EpochUnit::Micros: ups = 1000000; break;
-          case EpochUnit::Nanos: ups = 1000000000; break;
-          case EpochUnit::Auto: {
-            // By magnitude (docs/decoding.md): milliseconds (io.debezium.time.
-            // Timestamp, MySQL DATETIME) up to 1e14, microseconds up to 1e17,
-            // nanoseconds beyond.
-            const uint64_t mag = x < 0 ? 0 - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);
-            ups = mag < 100000000000000ULL ? 1000 : mag < 100000000000000000ULL ? 1000000 : 1000000000;
+          case EpochUnit::Seconds:
+            ups = 1;
+            in_range = "an epoch integer in seconds within years 0001-9999 (epoch_units: s)";
             break;
-          }
+          case EpochUnit::Millis: break;
+          case EpochUnit::Micros:
+            ups = 1000000;
+            in_range = "an epoch integer in microseconds within years 0001-9999 (DATETIME(4-6); "
+                       "routing.tables.<t>.epoch_units sets another unit)";
+            break;
+          case EpochUnit::Nanos:
+            ups = 1000000000;
+            in_range = "an epoch integer in nanoseconds within years 0001-9999 (epoch_units: ns)";
+            break;
         }
+        // The unit is never guessed from the value: one that lands outside
+        // what DATETIME holds was written in another unit (or is garbage).
+        constexpr int64_t kFirstSecond = -62135596800;  // 0001-01-01 00:00:00 UTC
+        constexpr int64_t kLastSecond = 253402300799;   // 9999-12-31 23:59:59 UTC
+        const int64_t secs = x / ups - ((x % ups) < 0 ? 1 : 0);
+        if (secs < kFirstSecond || secs > kLastSecond) mismatch(in_range, std::to_string(x));
         out.push_back('"');
         format_timestamp(x, ups, out);
         out.push_back('"');

@@ -2,12 +2,50 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <variant>
 
 #include "core/decode/doris_types.hpp"
+#include "core/schema/types.hpp"
 
 namespace cdc2doris::pipeline {
+
+namespace {
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Sets the scale of every DATETIME column from DESC ("DATETIME(3)";
+// "DATETIME" is scale 0): GET _schema reports scales of decimals only (fe
+// TableSchemaAction), and the scale decides an epoch integer's unit.
+std::optional<doris::DorisError> datetime_scales(doris::DorisClient& doris, const Target& t,
+                                                 std::vector<decode::DorisColumn>& cols) {
+  if (std::none_of(cols.begin(), cols.end(), [](const auto& c) { return upper(c.type).rfind("DATETIME", 0) == 0; }))
+    return std::nullopt;
+  auto res = doris.sql(t.db, "DESC " + schema::quote_ident(t.db) + "." + schema::quote_ident(t.table));
+  if (auto* err = std::get_if<doris::DorisError>(&res)) return *err;
+  const auto& sql = std::get<doris::SqlResult>(res);
+  size_t field = 0, type = 1;
+  for (size_t i = 0; i < sql.columns.size(); ++i) {
+    if (upper(sql.columns[i]) == "FIELD") field = i;
+    if (upper(sql.columns[i]) == "TYPE") type = i;
+  }
+  for (const auto& row : sql.rows) {
+    if (row.size() <= std::max(field, type) || !row[field] || !row[type]) continue;
+    auto it = std::find_if(cols.begin(), cols.end(), [&](const auto& c) { return c.name == *row[field]; });
+    if (it == cols.end() || upper(it->type).rfind("DATETIME", 0) != 0) continue;
+    const std::string& ty = *row[type];
+    const size_t open = ty.find('(');
+    it->scale = open == std::string::npos ? 0 : std::atoi(ty.c_str() + open + 1);
+  }
+  return std::nullopt;
+}
+}  // namespace
 
 decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router& router, doris::DorisClient& doris,
                                                std::function<void(const Target&)>* forget) {
@@ -43,12 +81,18 @@ decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router&
     if (it == st->by_target.end()) {
       std::unique_ptr<decode::SchemaNode> node;
       auto schema = doris.schema(target->db, target->table);
+      std::optional<doris::DorisError> failed;
       if (const auto* s = std::get_if<doris::TableSchema>(&schema)) {
         std::vector<decode::DorisColumn> cols;
         for (const auto& c : s->columns) cols.push_back({c.name, c.type, c.precision, c.scale});
-        node = std::make_unique<decode::SchemaNode>(decode::schema_from_doris(cols, router.settings(*target).epoch_units));
+        failed = datetime_scales(doris, *target, cols);
+        if (!failed)
+          node = std::make_unique<decode::SchemaNode>(decode::schema_from_doris(cols, router.settings(*target).epoch_units));
       } else {
-        const auto& err = std::get<doris::DorisError>(schema);
+        failed = std::get<doris::DorisError>(schema);
+      }
+      if (failed) {
+        const auto& err = *failed;
         spdlog::warn("schemaless records for {}: no column types ({}); values are loaded as they arrive",
                      target->name(), err.what());
         // A transient failure is asked again (its loads fail too and are

@@ -320,7 +320,7 @@ const std::vector<DorisColumn> kDorisColumns = {
     {"id", "INT", std::nullopt, std::nullopt},
     {"amount", "DECIMALV3", 10, 2},
     {"born", "DATEV2", std::nullopt, std::nullopt},
-    {"created", "DATETIMEV2", std::nullopt, 6},   // MySQL DATETIME(3): epoch ms
+    {"created", "DATETIMEV2", std::nullopt, 3},   // MySQL DATETIME(3): epoch ms
     {"updated", "DATETIMEV2", std::nullopt, 6},   // timestamptz: ISO instant with a zone
     {"seen_us", "DATETIMEV2", std::nullopt, 6},   // MicroTimestamp near 1970: unit set explicitly
     {"doc", "JSONB", std::nullopt, std::nullopt},
@@ -354,7 +354,7 @@ TEST_CASE("Schemaless records are typed by their Doris target columns", "[decode
         R"("name":"Anne","__DORIS_DELETE_SIGN__":0})");
 
   // Other wire forms of the same types: NUMERIC and string decimals, ISO
-  // dates, wall clocks without zone, µs and ns by magnitude.
+  // dates, wall clocks without zone, µs into a DATETIME(6).
   const std::string after2 =
       R"({"id":2,"amount":12.5,"born":"2024-04-12","created":"2024-04-12T10:30:00","updated":1712917800123456,)"
       R"("seen_us":null,"doc":"{\"a\": 1}","name":null})";
@@ -362,8 +362,8 @@ TEST_CASE("Schemaless records are typed by their Doris target columns", "[decode
   CHECK(run.row() ==
         R"({"id":2,"amount":"12.5","born":"2024-04-12","created":"2024-04-12 10:30:00","updated":"2024-04-12 10:30:00.123456",)"
         R"("seen_us":null,"doc":"{\"a\": 1}","name":null,"__DORIS_DELETE_SIGN__":0})");
-  REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":3,"amount":"-0.5","updated":1712917800123456789})")));
-  CHECK(run.row() == R"({"id":3,"amount":"-0.5","updated":"2024-04-12 10:30:00.123456789","__DORIS_DELETE_SIGN__":0})");
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":3,"amount":"-0.5","updated":-1})")));
+  CHECK(run.row() == R"({"id":3,"amount":"-0.5","updated":"1969-12-31 23:59:59.999999","__DORIS_DELETE_SIGN__":0})");
 
   // And Doris (strict mode) takes them.
   std::vector<Row> rows;
@@ -372,10 +372,54 @@ TEST_CASE("Schemaless records are typed by their Doris target columns", "[decode
   REQUIRE_FALSE(run(schemaless_pg("c", "null", after2), std::string_view(R"({"id":2})")));
   rows.push_back(run.change.rows.at(0));
   Doris doris(
-      "CREATE TABLE t (id INT, amount DECIMAL(10,2), born DATE, created DATETIME(6), updated DATETIME(6), "
+      "CREATE TABLE t (id INT, amount DECIMAL(10,2), born DATE, created DATETIME(3), updated DATETIME(6), "
       "seen_us DATETIME(6), doc JSON, name STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
   doris.load("t", rows);
   CHECK(doris.rows("t").size() == 2);
+}
+
+TEST_CASE("Schemaless epoch integers take their unit from the DATETIME column's scale, never from their size",
+          "[decode][schemaless][issue33]") {
+  const std::vector<DorisColumn> cols = {
+      {"id", "INT", std::nullopt, std::nullopt},      {"d0", "DATETIMEV2", std::nullopt, std::nullopt},
+      {"d3", "DATETIMEV2", std::nullopt, 3},          {"d6", "DATETIMEV2", std::nullopt, 6},
+      {"ns", "DATETIMEV2", std::nullopt, 6},          {"s", "DATETIME", std::nullopt, 0},
+  };
+  const SchemaNode row = schema_from_doris(cols, {{"ns", EpochUnit::Nanos}, {"s", EpochUnit::Seconds}});
+  DecoderOptions o;
+  o.schemaless_types = [&](std::string_view, std::string_view) -> const SchemaNode* { return &row; };
+  Run run(o);
+  // Year 9999 in microseconds (the magnitude rule read it as 1978), -1 us
+  // keeping its microsecond, milliseconds within three years of 1970 (which
+  // the magnitude rule read as microseconds... and the reverse), and the
+  // configured units.
+  REQUIRE_FALSE(run(schemaless_pg("c", "null",
+                                  R"({"id":1,"d0":1000,"d3":-1,"d6":253402300799999999,"ns":1712917800123456789,"s":86400})")));
+  CHECK(run.row() == R"({"id":1,"d0":"1970-01-01 00:00:01","d3":"1969-12-31 23:59:59.999000","d6":"9999-12-31 23:59:59.999999",)"
+                     R"("ns":"2024-04-12 10:30:00.123456789","s":"1970-01-02 00:00:00","__DORIS_DELETE_SIGN__":0})");
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":2,"d6":86400000001,"d3":86400000001})")));
+  CHECK(run.row() == R"({"id":2,"d6":"1970-01-02 00:00:00.000001","d3":"1972-09-27 00:00:00.001000","__DORIS_DELETE_SIGN__":0})");
+  // Out of what DATETIME holds in the column's unit: a bad record naming the
+  // unit and the key that sets another, never a date of another unit.
+  struct Case {
+    const char* column;
+    const char* value;
+    const char* unit;
+  };
+  for (const auto& c : {Case{"d3", "253402300800000", "milliseconds"}, Case{"d6", "1712917800123456789", "microseconds"},
+                        Case{"d6", "-62135596800000001", "microseconds"}, Case{"s", "253402300800", "seconds"}}) {
+    INFO(c.column << " = " << c.value);
+    const auto err = run(schemaless_pg("c", "null", std::string(R"({"id":3,")") + c.column + R"(":)" + c.value + "}"),
+                         std::nullopt, "pg.public.t", 7);
+    REQUIRE(err);
+    CHECK(err->code == DecodeErrorCode::TypeMismatch);
+    CHECK(err->path == std::string("value.after.") + c.column);
+    CHECK(err->offset == 7);
+    CHECK(err->expected.find(std::string("an epoch integer in ") + c.unit + " within years 0001-9999") != std::string::npos);
+  }
+  // The first and last instants DATETIME holds are in range.
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":4,"d6":-62135596800000000,"d3":253402300799999})")));
+  CHECK(run.row() == R"({"id":4,"d6":"0001-01-01 00:00:00","d3":"9999-12-31 23:59:59.999000","__DORIS_DELETE_SIGN__":0})");
 }
 
 TEST_CASE("Schemaless arrays and structs land as the same JSON in JSON, ARRAY and STRING columns, LARGEINT from Decimal bytes",

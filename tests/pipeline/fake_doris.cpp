@@ -415,8 +415,25 @@ void FakeDoris::set_columns(const std::string& db, const std::string& table, std
   tables_[db + "." + table].columns = std::move(columns);
 }
 
-std::variant<doris::SqlResult, doris::DorisError> FakeDoris::sql(const std::string& db, const std::string&) {
-  return err(doris::ErrorKind::BadRequest, Disposition::Fatal, "sql is not supported by the fake", db);
+// DESC `db`.`table` from the columns set_columns() gave (the DATETIME
+// scale in the type, as Doris shows it); nothing else.
+std::variant<doris::SqlResult, doris::DorisError> FakeDoris::sql(const std::string& db, const std::string& stmt) {
+  std::lock_guard lk(mu_);
+  const std::string prefix = "DESC `" + db + "`.`";
+  if (stmt.rfind(prefix, 0) == 0 && stmt.size() > prefix.size() && stmt.back() == '`') {
+    const std::string table = stmt.substr(prefix.size(), stmt.size() - prefix.size() - 1);
+    auto it = tables_.find(db + "." + table);
+    if (it == tables_.end()) return err(doris::ErrorKind::UnknownTable, Disposition::Fatal, "unknown table", db, table);
+    doris::SqlResult r;
+    r.columns = {"Field", "Type", "Null", "Key", "Default", "Extra"};
+    for (const auto& c : it->second.columns) {
+      std::string type = c.type == "DATETIMEV2" ? "DATETIME" : c.type;
+      if (type == "DATETIME" && c.scale.value_or(0) > 0) type += "(" + std::to_string(*c.scale) + ")";
+      r.rows.push_back({c.name, type, std::string("Yes"), std::string("false"), std::nullopt, std::string()});
+    }
+    return r;
+  }
+  return err(doris::ErrorKind::BadRequest, Disposition::Fatal, "the fake answers DESC only", db);
 }
 
 }  // namespace cdc2doris::test

@@ -358,8 +358,10 @@ TEST_CASE("partial rows: a lost commit reply whose txn Doris then forgot by coun
   w.emu.fault(R"({"type":"fail_commit","apply":true,"count":1})");
   auto cfg = w.config();
   cfg.epoch_interval = 200ms;
-  cfg.backoff_base = 4s;
-  cfg.backoff_cap = 4s;
+  // Long enough for the loads below and the cleaner (every second) also on
+  // a machine busy with other work: 4 s failed 1 run in ~10 there.
+  cfg.backoff_base = 10s;
+  cfg.backoff_cap = 10s;
   pipeline::Dependencies deps{w.source, *w.client, w.store, *w.router, w.metrics, nullptr};
   pipeline::Pipeline p(cfg, w.decoding, deps);
   std::optional<pipeline::RunResult> result;

@@ -866,7 +866,7 @@ TEST_CASE("pipeline: schemaless records are typed by the columns of their routed
   FakeDoris doris;
   doris.add_table("ods", "orders", true);
   doris.set_columns("ods", "orders",
-                    {{"id", "BIGINT", "", "", {}, {}}, {"amount", "DECIMALV3", "", "", 10, 2}, {"at", "DATETIMEV2", "", "", {}, 6}});
+                    {{"id", "BIGINT", "", "", {}, {}}, {"amount", "DECIMALV3", "", "", 10, 2}, {"at", "DATETIMEV2", "", "", {}, 3}});
   pipeline::ExplicitRouter router({{"shop.orders", pipeline::Target{"ods", "orders"}}});
   decode::Decoder dec(pipeline::with_doris_column_types({}, router, doris));
   decode::Change ch;

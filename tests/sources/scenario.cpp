@@ -60,18 +60,10 @@ std::vector<WorkTable> work_tables(const std::map<std::string, std::string>& ren
   return tables;
 }
 
-std::string routing_tables(const Mode& m,
-                           const std::map<std::string, std::map<std::string, std::string>>& plain_epoch_units) {
+std::string routing_tables(const Mode& m) {
   std::map<std::string, std::string> tables{
       {"w_orders", "      sequence_col: src_pos\n      sequence_from_source_position: true\n"}};
-  if (m.schemas) {
-    tables["w_evo"] = "      auto_create: true\n      schema_evolution: full\n";
-  } else {
-    for (const auto& [table, units] : plain_epoch_units) {
-      tables[table] += "      epoch_units:\n";
-      for (const auto& [column, unit] : units) tables[table] += "        " + column + ": " + unit + "\n";
-    }
-  }
+  if (m.schemas) tables["w_evo"] = "      auto_create: true\n      schema_evolution: full\n";
   std::string y = m.schemas ? std::string() : std::string("  exclude: ['.*\\.w_evo']\n");
   y += "  tables:\n";
   for (const auto& [table, settings] : tables) y += "    " + m.doris_db + "." + table + ":\n" + settings;

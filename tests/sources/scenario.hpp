@@ -60,12 +60,9 @@ std::vector<WorkTable> work_tables(const std::map<std::string, std::string>& ren
 // Settings under `routing:`: w_orders takes its sequence column from the
 // source position; with schemas, w_evo is created from the snapshot and
 // evolved under `full` (docs/schema-evolution.md); schemaless records cannot
-// say renames, drops or widenings, so that daemon leaves w_evo out and gives
-// epoch integers of DATETIME columns their unit (`plain_epoch_units`: table ->
-// column -> unit; the magnitude rule cannot tell microseconds of year 9999
-// from nanoseconds).
-std::string routing_tables(const Mode& m,
-                           const std::map<std::string, std::map<std::string, std::string>>& plain_epoch_units);
+// say renames, drops or widenings, so that daemon leaves w_evo out (epoch
+// integers of DATETIME columns take their unit from the column's scale).
+std::string routing_tables(const Mode& m);
 
 // The Doris database of `m` with `types` (the matrix), the workload tables and marker.
 void create_doris_tables(Emulator& emu, const Mode& m, const Matrix& matrix, const std::vector<WorkTable>& tables);
