@@ -84,7 +84,7 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "Create a target table that does not exist from the first record's schema (docs/schema-evolution.md)."},
     {"routing.schema_evolution", "enum(off|add|full)", "add",
      "What a source column the table lacks or a changed column does: `off` (not loaded; counted and logged once), "
-     "`add` (added), `full` (added, dropped, renamed, widened). DDL runs between epochs."},
+     "`add` (added, widened), `full` (also dropped, renamed). DDL runs between epochs."},
     {"routing.create_properties", "map<string,string>", "{}",
      "PROPERTIES of auto-created tables (e.g. `replication_num`, `replication_allocation`); merged over the "
      "defaults `enable_unique_key_merge_on_write`, `light_schema_change` (true) and `replication_num` (3)."},

@@ -223,7 +223,10 @@ Diff diff(const std::vector<TableColumn>& table, const std::vector<Column>& sour
     if (!t || ignore.count(t->name)) continue;
     if (s.loose || fits(s.type, t->type)) continue;
     const std::string change = s.name + ": " + normalize_type(t->type) + " -> " + normalize_type(s.type);
-    if (policy == Policy::Full && !t->key && is_widening(t->type, s.type)) {
+    // Widening loses nothing and a narrower column would stop the daemon at
+    // the first wide value, so `add` applies it too (issue 33); drops and
+    // renames stay opt-in under `full`.
+    if (policy != Policy::Off && !t->key && is_widening(t->type, s.type)) {
       // Doris refuses a MODIFY that changes nullability or the default
       // (Column.checkSchemaChangeAllowed): both are repeated as they are.
       Column c{t->name, s.type, t->nullable, t->default_sql, false, false};

@@ -274,6 +274,28 @@ TEST_CASE("schema evolution full: rename, widen int to bigint and varchar, drop"
   CHECK(w.metrics.snapshot().tables["d.t"].schema_version == 2);
 }
 
+TEST_CASE("schema evolution add (the default): a source int -> bigint and a longer varchar widen the columns",
+          "[pipeline][ddl]") {
+  World w;
+  w.table("CREATE TABLE t (id BIGINT NOT NULL, a INT NULL, b VARCHAR(20) NULL) "
+          "UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  w.topic("t");
+  const std::vector<Field> v1{{"id", kInt64}, {"a", kInt32}, {"b", varchar(5)}};
+  const std::vector<Field> v2{{"id", kInt64}, {"a", R"({"type":"int64","optional":true})"}, {"b", varchar(50)}};
+  w.produce("t", v1, 1, R"({"id":1,"a":1,"b":"abc"})");
+  w.produce("t", v2, 2, R"({"id":2,"a":5000000000,"b":"a longer value than twenty bytes"})");
+  // INT -> BIGINT is a heavy change (a Doris job): run until it is done and row 2 is in.
+  auto cfg = w.config();
+  cfg.epoch_interval = 200ms;  // row 2's epoch commits without the stop
+  auto res = w.run_until([&] { return w.emu.rows("d", "t").size() == 2; }, cfg);
+  INFO((res.error ? res.error->what() : std::string()));
+  REQUIRE_FALSE(res.error);
+  CHECK(w.desc("t") == std::vector<std::string>{"id BIGINT", "a BIGINT", "b VARCHAR(200)"});
+  CHECK(w.emu.rows("d", "t") == std::vector<std::string>{R"({"id":1,"a":1,"b":"abc"})",
+                                                         R"({"id":2,"a":5000000000,"b":"a longer value than twenty bytes"})"});
+  CHECK(w.ddl_count("t", "modify") == 2);
+}
+
 TEST_CASE("schema evolution: a refused DDL stops under policy fail with table, statement and Doris' message",
           "[pipeline][ddl]") {
   World w;

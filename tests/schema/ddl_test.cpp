@@ -110,7 +110,7 @@ TEST_CASE("A sequence column and extra columns are created with the table", "[sc
   e.execute_sql("d", sql);
 }
 
-TEST_CASE("diff: off counts, add adds, full drops, renames and widens", "[schema]") {
+TEST_CASE("diff: off counts, add adds and widens, full also drops and renames", "[schema]") {
   std::vector<TableColumn> table{{"id", "BIGINT", true, false, {}},
                                  {"a", "INT", false, true, {}},
                                  {"b", "VARCHAR(20)", false, true, {}},
@@ -126,9 +126,12 @@ TEST_CASE("diff: off counts, add adds, full drops, renames and widens", "[schema
   CHECK(off.not_applied == std::vector<std::string>{"a: INT -> BIGINT"});
 
   auto add = schema::diff(table, source, Policy::Add, {"_seq"});
-  REQUIRE(add.ops.size() == 1);
+  REQUIRE(add.ops.size() == 2);
   CHECK(add.ops[0].kind == OpKind::AddColumn);
   CHECK(schema::alter_sql("d", "t", add.ops[0]) == "ALTER TABLE `d`.`t` ADD COLUMN `c` STRING NULL");
+  CHECK(add.ops[1].kind == OpKind::ModifyColumn);
+  CHECK(schema::alter_sql("d", "t", add.ops[1]) == "ALTER TABLE `d`.`t` MODIFY COLUMN `a` BIGINT NULL");
+  CHECK(add.not_applied.empty());
 
   // b (VARCHAR(20)) out, c (STRING) in: not the same type, so drop + add.
   auto full = schema::diff(table, source, Policy::Full, {"_seq"});
