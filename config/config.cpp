@@ -487,6 +487,16 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
           t.epoch_units[col] = *u;
         }
       });
+      with(v, "decimal_scales", [&](auto& x) {
+        if (!x.IsMap()) r.fail(x.Mark(), p + ".decimal_scales", "expected a map of column: scale");
+        for (const auto& kv : x) {
+          const std::string col = kv.first.template as<std::string>();
+          const int64_t scale = r.integer(kv.second, p + ".decimal_scales." + col);
+          if (scale < 0 || scale > 1000)
+            r.fail(kv.second.Mark(), p + ".decimal_scales." + col, "expected a scale from 0 to 1000");
+          t.decimal_scales[col] = static_cast<int>(scale);
+        }
+      });
       with(v, "auto_create", [&](auto& x) { t.auto_create = r.boolean(x, p + ".auto_create"); });
       with(v, "schema_evolution", [&](auto& x) { t.schema_evolution = policy(x, p + ".schema_evolution"); });
       with(v, "properties", [&](auto& x) { t.properties = r.string_map(x, p + ".properties"); });

@@ -42,6 +42,7 @@ struct TableOverride {
   std::map<std::string, std::string> headers;
   std::vector<std::string> key_columns;
   std::map<std::string, decode::EpochUnit> epoch_units;  // schemaless DATETIME columns by name
+  std::map<std::string, int> decimal_scales;              // schemaless base64 decimals by name
   // Table creation and schema evolution (docs/schema-evolution.md); unset: the routing.* defaults.
   std::optional<bool> auto_create;
   std::optional<schema::Policy> schema_evolution;

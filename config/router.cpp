@@ -94,6 +94,7 @@ class RuleRouter : public pipeline::Router {
       for (const auto& [k, v] : it->second.headers) s.headers[k] = v;
       s.key_columns = it->second.key_columns;
       s.epoch_units = it->second.epoch_units;
+      s.decimal_scales = it->second.decimal_scales;
       if (it->second.sequence_from_source_position) {
         s.extra_columns = cfg_.decoding.extra_columns;
         s.extra_columns->sequence = it->second.sequence_col;

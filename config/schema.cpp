@@ -115,6 +115,10 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"routing.tables.*.new_column_type", "string", "\"\" (refuse)",
      "Schemaless records: the Doris type a JSON key the table lacks is added as (policy add/full); empty: such a "
      "record is a bad record."},
+    {"routing.tables.*.decimal_scales", "map<string,integer>", "{}",
+     "Schemaless records: columns whose values are Debezium Decimal bytes (base64) of this scale, converted to the "
+     "exact decimal text, e.g. a DECIMAL(65,30) beyond Doris' 38 digits into a STRING column. A value that is not "
+     "such bytes is a bad record."},
     {"routing.tables.*.epoch_units", "map<string,enum(s|ms|us|ns)>", "{} (by the column's scale)",
      "Schemaless records: the unit of epoch integers per DATETIME column. Default: the Doris column's scale, as "
      "Debezium's adaptive precision mode writes it (DATETIME(0-3) ms, (4-6) us); set it for "

@@ -22,7 +22,8 @@ std::optional<EpochUnit> parse_epoch_unit(std::string_view text) {
   return std::nullopt;
 }
 
-SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std::map<std::string, EpochUnit>& units) {
+SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std::map<std::string, EpochUnit>& units,
+                             const std::map<std::string, int>& decimal_scales) {
   SchemaNode row;
   row.type = ConnectType::Struct;
   for (const auto& c : columns) {
@@ -30,7 +31,11 @@ SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std:
     SchemaNode f;
     f.field = c.name;
     f.name = t;  // named in error messages ("expected ... for Doris DATETIMEV2")
-    if (t.rfind("DECIMAL", 0) == 0) {
+    if (auto ds = decimal_scales.find(c.name); ds != decimal_scales.end()) {
+      f.type = ConnectType::Bytes;
+      f.logical = Logical::DorisDecimal;
+      f.scale = ds->second;
+    } else if (t.rfind("DECIMAL", 0) == 0) {
       f.type = ConnectType::Bytes;
       f.logical = Logical::DorisDecimal;
       f.scale = c.scale.value_or(0);

@@ -29,7 +29,11 @@ struct DorisColumn {
 // integer into a DATETIME(p) column is milliseconds for p <= 3, microseconds
 // for p 4..6 (Debezium's adaptive precision mode), unless `units` names the
 // column's unit; never guessed from the value.
-SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std::map<std::string, EpochUnit>& units = {});
+// `decimal_scales` names columns of other types (STRING, VARCHAR) whose values
+// are Debezium Decimal bytes of that scale: a DECIMAL(65,30) beyond Doris' 38
+// digits lands as its exact text, never as the base64 encoding.
+SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std::map<std::string, EpochUnit>& units = {},
+                             const std::map<std::string, int>& decimal_scales = {});
 
 // "s", "ms", "us", "ns" -> unit; nullopt otherwise.
 std::optional<EpochUnit> parse_epoch_unit(std::string_view text);

@@ -86,8 +86,9 @@ decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router&
         std::vector<decode::DorisColumn> cols;
         for (const auto& c : s->columns) cols.push_back({c.name, c.type, c.precision, c.scale});
         failed = datetime_scales(doris, *target, cols);
+        const TableSettings settings = router.settings(*target);
         if (!failed)
-          node = std::make_unique<decode::SchemaNode>(decode::schema_from_doris(cols, router.settings(*target).epoch_units));
+          node = std::make_unique<decode::SchemaNode>(decode::schema_from_doris(cols, settings.epoch_units, settings.decimal_scales));
       } else {
         failed = std::get<doris::DorisError>(schema);
       }

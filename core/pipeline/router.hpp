@@ -34,6 +34,7 @@ struct TableSettings {
   std::vector<std::string> key_columns;                 // empty: the Kafka key's fields
   std::optional<decode::ExtraColumns> extra_columns;    // nullopt: decoding.extra_columns
   std::map<std::string, decode::EpochUnit> epoch_units; // schemaless DATETIME columns (column_types.hpp)
+  std::map<std::string, int> decimal_scales;  // schemaless base64 decimals into string columns (column_types.hpp)
   // Table creation and schema evolution (docs/schema-evolution.md).
   bool auto_create = false;  // create the table from the first record when it does not exist
   schema::Policy schema_evolution = schema::Policy::Add;

@@ -108,6 +108,7 @@ routing:
       headers: {strict_mode: "true"}
       key_columns: [id]
       epoch_units: {created_at: us}
+      decimal_scales: {amount: 30}
       auto_create: false
       schema_evolution: "off"
       properties: {light_schema_change: "true"}
@@ -180,6 +181,7 @@ logging:
     CHECK(s.columns[1].name == "note");
     CHECK(s.columns[1].type == "VARCHAR(200)");
     CHECK(s.new_column_type == "STRING");
+    CHECK(s.decimal_scales == std::map<std::string, int>{{"amount", 30}});
     CHECK(s.create.database_properties ==
           std::map<std::string, std::string>{{"replication_allocation", "tag.location.default: 1"}});
     auto other = router->settings({"ods", "items"});
@@ -188,6 +190,8 @@ logging:
   }
   CHECK_THAT(error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\nrouting:\n  tables:\n    a.b:\n      columns: [id]\n"),
              Catch::Contains("routing.tables.a.b.columns[0]: expected 'name TYPE'"));
+  CHECK_THAT(error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\nrouting:\n  tables:\n    a.b:\n      decimal_scales: {c: -1}\n"),
+             Catch::Contains("routing.tables.a.b.decimal_scales.c: expected a scale from 0 to 1000"));
   CHECK_THAT(error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\nrouting:\n  schema_evolution: some\n"),
              Catch::Contains("routing.schema_evolution"));
   CHECK(c.doris.route == doris::Route::DirectBe);

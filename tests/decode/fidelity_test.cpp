@@ -422,6 +422,31 @@ TEST_CASE("Schemaless epoch integers take their unit from the DATETIME column's 
   CHECK(run.row() == R"({"id":4,"d6":"0001-01-01 00:00:00","d3":"9999-12-31 23:59:59.999000","__DORIS_DELETE_SIGN__":0})");
 }
 
+TEST_CASE("Schemaless decimals beyond Doris' 38 digits land in a STRING column as exact text with decimal_scales",
+          "[decode][schemaless][issue33]") {
+  const std::vector<DorisColumn> cols = {{"id", "INT", std::nullopt, std::nullopt},
+                                         {"big", "STRING", std::nullopt, std::nullopt},
+                                         {"note", "STRING", std::nullopt, std::nullopt}};
+  const SchemaNode row = schema_from_doris(cols, {}, {{"big", 30}});
+  DecoderOptions o;
+  o.schemaless_types = [&](std::string_view, std::string_view) -> const SchemaNode* { return &row; };
+  Run run(o);
+  // MariaDB DECIMAL(65,30) under decimal.handling.mode=precise: Decimal
+  // bytes (two's complement, big-endian) of scale 30, here +-(35 + 30 digits).
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":1,"big":"HgK8HpeFi9xsuVBY80JNfTp/7HsD4maOPwrS","note":"HgK8"})")));
+  CHECK(run.row() == R"({"id":1,"big":"12345678901234567890123456789012345.123456789012345678901234567890",)"
+                     R"("note":"HgK8","__DORIS_DELETE_SIGN__":0})");
+  REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":2,"big":"4f1D4Wh6dCOTRq+nDL2ygsWAE4T8HZlxwPUu"})")));
+  CHECK(run.row() == R"({"id":2,"big":"-12345678901234567890123456789012345.123456789012345678901234567890",)"
+                     R"("__DORIS_DELETE_SIGN__":0})");
+  // Not Decimal bytes: a bad record at its offset, never the text as it came.
+  const auto err = run(schemaless_pg("c", "null", R"({"id":3,"big":"not base64!"})"), std::nullopt, "pg.public.t", 9);
+  REQUIRE(err);
+  CHECK(err->code == DecodeErrorCode::TypeMismatch);
+  CHECK(err->path == "value.after.big");
+  CHECK(err->offset == 9);
+}
+
 TEST_CASE("Schemaless arrays and structs land as the same JSON in JSON, ARRAY and STRING columns, LARGEINT from Decimal bytes",
           "[decode][schemaless][issue12]") {
   const std::vector<DorisColumn> cols = {
