@@ -32,6 +32,14 @@ int run(FakeDoris& d, daemon::AbortLingering what, std::string* out_text = nullp
   if (out_text) *out_text = out.str();
   return rc;
 }
+// A Doris with the retired instance's two tables.
+struct TwoTables {
+  FakeDoris d;
+  TwoTables() {
+    d.add_table("db", "t0", true);
+    d.add_table("db", "t1", true);
+  }
+};
 daemon::AbortLingering retired(uint64_t from) {
   daemon::AbortLingering w;
   w.prefix = "old";
@@ -43,9 +51,8 @@ daemon::AbortLingering retired(uint64_t from) {
 
 TEST_CASE("abort-lingering: later parts of an epoch are aborted also when part 0 never reached Doris",
           "[daemon][unit]") {
-  FakeDoris d;
-  d.add_table("db", "t0", true);
-  d.add_table("db", "t1", true);
+  TwoTables two;
+  FakeDoris& d = two.d;
   d.seed_txn("db", "t0", label(5, 1), TxnState::Precommitted);
   d.seed_txn("db", "t0", label(5, 2), TxnState::Prepare);
   d.seed_txn("db", "t1", label(5, 0, "t1"), TxnState::Prepare);
@@ -58,9 +65,8 @@ TEST_CASE("abort-lingering: later parts of an epoch are aborted also when part 0
 }
 
 TEST_CASE("abort-lingering: an epoch of more than 64 loads per table is walked to its end", "[daemon][unit]") {
-  FakeDoris d;
-  d.add_table("db", "t0", true);
-  d.add_table("db", "t1", true);
+  TwoTables two;
+  FakeDoris& d = two.d;
   for (uint32_t p = 0; p < 70; ++p) d.seed_txn("db", "t0", label(2, p), TxnState::Precommitted);
   REQUIRE(run(d, retired(2)) == daemon::kExitOk);
   for (uint32_t p = 0; p < 70; ++p) CHECK(state_of(d, label(2, p)) == TxnState::Aborted);
@@ -68,9 +74,8 @@ TEST_CASE("abort-lingering: an epoch of more than 64 loads per table is walked t
 
 TEST_CASE("abort-lingering: pending epochs are left to their owner, finished labels are walked past",
           "[daemon][unit]") {
-  FakeDoris d;
-  d.add_table("db", "t0", true);
-  d.add_table("db", "t1", true);
+  TwoTables two;
+  FakeDoris& d = two.d;
   d.seed_txn("db", "t0", label(3, 0), TxnState::Committed);
   d.seed_txn("db", "t0", label(4, 0), TxnState::Precommitted);  // pending in the group
   d.seed_txn("db", "t0", label(5, 0), TxnState::Precommitted);

@@ -258,6 +258,19 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
         boost::json::object{{"type", "result_set"}, {"meta", m}, {"data", rows}, {"time", 0}});
   };
   *result = boost::json::serialize(exec_status());
+  // ( "k" = "v", ... ) after PROPERTIES, for CREATE DATABASE and CREATE TABLE.
+  auto properties = [&](std::vector<std::pair<std::string, std::string>>& into) {
+    ps.expect_p('(');
+    while (!ps.accept_p(')')) {
+      if (ps.peek().t != Tok::Str) fail("Syntax error in PROPERTIES near '" + ps.peek().s + "'");
+      std::string k = ps.peek().s;
+      ++ps.p;
+      ps.expect_p('=');
+      into.emplace_back(std::move(k), ps.peek().s);
+      ++ps.p;
+      ps.accept_p(',');
+    }
+  };
 
   if (ps.accept("CREATE")) {
     if (ps.accept("DATABASE") || ps.accept("SCHEMA")) {
@@ -271,18 +284,7 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
       auto d = std::make_unique<Database>();
       d->id = next_db_id_++;
       d->name = name;
-      if (ps.accept("PROPERTIES")) {
-        ps.expect_p('(');
-        while (!ps.accept_p(')')) {
-          if (ps.peek().t != Tok::Str) fail("Syntax error in PROPERTIES near '" + ps.peek().s + "'");
-          std::string k = ps.peek().s;
-          ++ps.p;
-          ps.expect_p('=');
-          d->props.emplace_back(k, ps.peek().s);
-          ++ps.p;
-          ps.accept_p(',');
-        }
-      }
+      if (ps.accept("PROPERTIES")) properties(d->props);
       dbs_[name] = std::move(d);
       log_ddl();
       return;
@@ -336,17 +338,7 @@ void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, 
           break;
         }
       } else if (ps.accept("PROPERTIES")) {
-        ps.expect_p('(');
-        while (!ps.accept_p(')')) {
-          if (ps.peek().t != Tok::Str) fail("Syntax error in PROPERTIES near '" + ps.peek().s + "'");
-          std::string k = ps.peek().s;
-          ++ps.p;
-          ps.expect_p('=');
-          std::string v = ps.peek().s;
-          ++ps.p;
-          t->props.emplace_back(k, v);
-          ps.accept_p(',');
-        }
+        properties(t->props);
       } else if (ps.punct('(')) {
         ps.skip_parens();
       } else {
