@@ -162,7 +162,7 @@ std::string render_metrics(const pipeline::Metrics& m, const AdminOptions& optio
        << escape_label(k.substr(bar + 1)) << "\"} " << n << '\n';
   }
   os << "# HELP cdc2doris_truncates_total Source TRUNCATEs by table and action (applied, ignored, failed, "
-        "already_applied).\n"
+        "already_applied, emptied_later_rows).\n"
      << "# TYPE cdc2doris_truncates_total counter\n";
   for (const auto& [k, n] : s.truncates) {
     auto bar = k.find('|');

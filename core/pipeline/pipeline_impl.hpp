@@ -98,6 +98,7 @@ struct OpenEpoch {
   bool end_requested = false;
   bool dead_letters = false;  // dead letters produced since the last flush
   std::map<std::string, int64_t> newest_source_ms;  // per table, set when pre-committed
+  std::map<Target, int64_t> newest_seq;              // per table: the highest source position, likewise
 };
 
 // The epoch being committed (at most one; its record is in the store).
@@ -110,6 +111,7 @@ struct ClosingEpoch {
   int attempt = 0;
   std::set<size_t> lost;
   std::map<std::string, int64_t> newest_source_ms;  // per table; empty after a restart
+  std::map<Target, int64_t> newest_seq;              // per table; empty after a restart
 };
 
 // Re-reading one recorded epoch's offset range for the tables whose txn
@@ -356,6 +358,9 @@ class Pipeline::Impl : public kafka::RebalanceListener {
     std::map<TopicPartition, int64_t> passed;
   };
   std::map<Target, TruncateFilter> truncate_filters_;
+  // Per table: the highest source position of its rows committed since this
+  // process started (a truncate below it empties rows that follow it).
+  std::map<Target, int64_t> committed_newest_seq_;
   uint64_t rewind_generation_ = 0;
   bool paused_ = false;
   bool subscribed_ = false;

@@ -134,6 +134,24 @@ void Pipeline::Impl::handle_truncate(const kafka::Message& msg) {
       }
     }
 
+  // Beyond the open epoch nothing can be undone: rows after the truncate
+  // that an earlier epoch committed (a partition ahead by more than an
+  // epoch) are emptied with the rest. Said loudly, counted (documented).
+  std::optional<int64_t> committed;  // the epoch still committing commits before it too
+  if (auto it = committed_newest_seq_.find(t); it != committed_newest_seq_.end()) committed = it->second;
+  if (closing_)
+    if (auto it = closing_->newest_seq.find(t); it != closing_->newest_seq.end())
+      committed = std::max(committed.value_or(it->second), it->second);
+  if (seq && committed && *committed > *seq) {
+    deps_.metrics.add_truncate(t.name(), "emptied_later_rows");
+    const std::string text = "table " + t.name() + ": TRUNCATE at " + at + " (source position " +
+                             std::to_string(*seq) + ") follows rows of the table committed in an earlier epoch "
+                             "from another partition (up to position " + std::to_string(*committed) +
+                             "): those rows are emptied by it and missing until they change again";
+    log_->error("{}", text);
+    deps_.metrics.set_table_error(t.name(), text);
+  }
+
   state::DdlStep st;
   st.kind = kTruncateTable;
   st.arg = at;
