@@ -97,7 +97,7 @@ void Pipeline::Impl::handle_truncate(const kafka::Message& msg) {
     deps_.metrics.add_truncate(t.name(), "ignored");
     deps_.metrics.add_skipped(SkipReason::Truncate);
     log_->warn("table {}: source TRUNCATE at {} ignored (truncate: ignore{}); the table keeps its rows", t.name(), at,
-               td.settings.truncate ? "" : ", the default for a table that is not UNIQUE KEY");
+               td.settings.truncate ? "" : ", the default for a table that is not UNIQUE KEY or does not exist");
     return;
   }
   if (*policy == TruncatePolicy::Fail) {
