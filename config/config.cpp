@@ -452,6 +452,13 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     const std::string v = r.choice(n, path, {"off", "add", "full"});
     return v == "off" ? schema::Policy::Off : v == "full" ? schema::Policy::Full : schema::Policy::Add;
   };
+  auto truncate = [&](const YAML::Node& n, const std::string& path) {
+    const std::string v = r.choice(n, path, {"apply", "ignore", "fail"});
+    return v == "apply" ? pipeline::TruncatePolicy::Apply
+           : v == "fail" ? pipeline::TruncatePolicy::Fail
+                         : pipeline::TruncatePolicy::Ignore;
+  };
+  with(routing, "truncate", [&](auto& n) { c.truncate = truncate(n, "routing.truncate"); });
   with(routing, "auto_create", [&](auto& n) { c.auto_create = r.boolean(n, "routing.auto_create"); });
   with(routing, "schema_evolution", [&](auto& n) { c.schema_evolution = policy(n, "routing.schema_evolution"); });
   with(routing, "create_properties",
@@ -504,6 +511,7 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
       with(v, "flexible_partial_updates",
            [&](auto& x) { t.flexible_partial_updates = r.boolean(x, p + ".flexible_partial_updates"); });
       with(v, "new_column_type", [&](auto& x) { t.new_column_type = r.str(x, p + ".new_column_type"); });
+      with(v, "truncate", [&](auto& x) { t.truncate = truncate(x, p + ".truncate"); });
       with(v, "columns", [&](auto& x) {
         const auto defs = r.strings(x, p + ".columns");
         for (size_t i = 0; i < defs.size(); ++i) {

@@ -46,6 +46,7 @@ struct TableOverride {
   // Table creation and schema evolution (docs/schema-evolution.md); unset: the routing.* defaults.
   std::optional<bool> auto_create;
   std::optional<schema::Policy> schema_evolution;
+  std::optional<pipeline::TruncatePolicy> truncate;
   std::map<std::string, std::string> properties;
   int buckets = 0;
   bool flexible_partial_updates = false;
@@ -80,6 +81,7 @@ struct Config {
   std::map<std::string, TableOverride> tables;           // target db.table -> settings
   bool auto_create = false;
   schema::Policy schema_evolution = schema::Policy::Add;
+  std::optional<pipeline::TruncatePolicy> truncate;  // nullopt: by key model
   std::map<std::string, std::string> create_properties;
   std::map<std::string, std::string> create_database_properties;
 

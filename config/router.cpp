@@ -77,12 +77,14 @@ class RuleRouter : public pipeline::Router {
     s.headers = cfg_.load_headers;
     s.auto_create = cfg_.auto_create;
     s.schema_evolution = cfg_.schema_evolution;
+    s.truncate = cfg_.truncate;
     s.create.properties = cfg_.create_properties;
     s.create.database_properties = cfg_.create_database_properties;
     if (auto it = cfg_.tables.find(t.name()); it != cfg_.tables.end()) {
       const TableOverride& o = it->second;
       if (o.auto_create) s.auto_create = *o.auto_create;
       if (o.schema_evolution) s.schema_evolution = *o.schema_evolution;
+      if (o.truncate) s.truncate = *o.truncate;
       for (const auto& [k, v] : o.properties) s.create.properties[k] = v;
       s.create.buckets = o.buckets;
       s.create.flexible_partial_updates = o.flexible_partial_updates;

@@ -85,6 +85,10 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"routing.schema_evolution", "enum(off|add|full)", "add",
      "What a source column the table lacks or a changed column does: `off` (not loaded; counted and logged once), "
      "`add` (added, widened), `full` (also dropped, renamed). DDL runs between epochs."},
+    {"routing.truncate", "enum(apply|ignore|fail)", "(apply for UNIQUE KEY tables, ignore for the others)",
+     "What a source TRUNCATE (Debezium `op: t`) does: `apply` runs `TRUNCATE TABLE` in Doris between epochs, "
+     "exactly once; `ignore` skips it; `fail` stops the daemon naming the record and the table. Counted in "
+     "`cdc2doris_truncates_total{table,action}`; rules in docs/schema-evolution.md (\"TRUNCATE\")."},
     {"routing.create_properties", "map<string,string>", "{}",
      "PROPERTIES of auto-created tables (e.g. `replication_num`, `replication_allocation`); merged over the "
      "defaults `enable_unique_key_merge_on_write`, `light_schema_change` (true) and `replication_num` (3)."},
@@ -103,6 +107,8 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"routing.tables.*.auto_create", "boolean", "(routing.auto_create)", "Create this table when it does not exist."},
     {"routing.tables.*.schema_evolution", "enum(off|add|full)", "(routing.schema_evolution)",
      "Schema-evolution policy of this table."},
+    {"routing.tables.*.truncate", "enum(apply|ignore|fail)", "(routing.truncate)",
+     "What a source TRUNCATE does to this table."},
     {"routing.tables.*.properties", "map<string,string>", "{}",
      "PROPERTIES when this table is auto-created, over `routing.create_properties`."},
     {"routing.tables.*.buckets", "integer", "0 (AUTO)", "Buckets when this table is auto-created; 0: `BUCKETS AUTO`.",

@@ -161,6 +161,19 @@ std::string render_metrics(const pipeline::Metrics& m, const AdminOptions& optio
     os << "cdc2doris_ddl_total{table=\"" << escape_label(k.substr(0, bar)) << "\",kind=\""
        << escape_label(k.substr(bar + 1)) << "\"} " << n << '\n';
   }
+  os << "# HELP cdc2doris_truncates_total Source TRUNCATEs by table and action (applied, ignored, failed, "
+        "already_applied, emptied_later_rows).\n"
+     << "# TYPE cdc2doris_truncates_total counter\n";
+  for (const auto& [k, n] : s.truncates) {
+    auto bar = k.find('|');
+    os << "cdc2doris_truncates_total{table=\"" << escape_label(k.substr(0, bar)) << "\",action=\""
+       << escape_label(k.substr(bar + 1)) << "\"} " << n << '\n';
+  }
+  os << "# HELP cdc2doris_truncated_rows_dropped_total Rows read after a TRUNCATE of their table that precede it "
+        "in source order (another partition lagged), dropped as truncated.\n"
+     << "# TYPE cdc2doris_truncated_rows_dropped_total counter\n";
+  for (const auto& [t, n] : s.truncated_rows_dropped)
+    os << "cdc2doris_truncated_rows_dropped_total{table=\"" << escape_label(t) << "\"} " << n << '\n';
   os << "# HELP cdc2doris_columns_not_loaded Source columns the Doris table lacks and the schema-evolution policy "
         "does not add.\n"
      << "# TYPE cdc2doris_columns_not_loaded gauge\n";

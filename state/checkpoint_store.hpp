@@ -100,7 +100,9 @@ enum class DdlState : uint8_t { Pending = 1, Done = 2, Refused = 3 };
 const char* to_string(DdlState s);
 
 struct DdlStep {
-  // core/schema's OpKind (0 add, 1 drop, 2 rename, 3 modify) or 4: create table.
+  // core/schema's OpKind (0 add, 1 drop, 2 rename, 3 modify), 4: create
+  // table, 5: truncate (`arg` then names the record that asked for it,
+  // `topic[partition]@offset`).
   uint8_t kind = 0;
   std::string column;     // add/drop/rename/modify: the column
   std::string arg;        // add/modify: the Doris type; rename: the new name
@@ -117,6 +119,13 @@ struct DdlRecord {
   std::vector<DdlStep> steps;
   std::string error;     // Refused: Doris' answer
   int64_t created_unix_ms = 0;
+  // The newest TRUNCATE applied to the table (carried over by the table's
+  // later records; docs/schema-evolution.md, "TRUNCATE"): its source position
+  // (decode::SourcePosition::sequence(), when the connector has one) and the
+  // Kafka record, `topic[partition]@offset`. A truncate at or before it is
+  // not run again; rows of other partitions before it are dropped.
+  std::optional<int64_t> truncate_seq;
+  std::string truncate_at;
   bool operator==(const DdlRecord&) const = default;
 };
 

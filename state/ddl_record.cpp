@@ -17,12 +17,15 @@ const char* to_string(DdlState s) {
 namespace detail {
 
 namespace {
-constexpr uint8_t kDdlValueVersion = 1;
+// 2 appends the newest truncate (truncate_seq, truncate_at); 1 is still read.
+constexpr uint8_t kDdlValueVersion = 2;
 }
 
 std::string encode_ddl(const DdlRecord& rec) {
+  // Version 1 while no truncate was applied: an older build still reads it.
+  const bool truncated = rec.truncate_seq || !rec.truncate_at.empty();
   std::string v;
-  codec::put_u8(v, kDdlValueVersion);
+  codec::put_u8(v, truncated ? kDdlValueVersion : 1);
   codec::put_be64(v, rec.version);
   codec::put_u8(v, static_cast<uint8_t>(rec.state));
   codec::put_be64(v, rec.epoch);
@@ -35,13 +38,17 @@ std::string encode_ddl(const DdlRecord& rec) {
     codec::put_str(v, s.arg);
     codec::put_str(v, s.statement);
   }
+  if (!truncated) return v;
+  codec::put_u8(v, rec.truncate_seq ? 1 : 0);
+  codec::put_be64(v, static_cast<uint64_t>(rec.truncate_seq.value_or(0)));
+  codec::put_str(v, rec.truncate_at);
   return v;
 }
 
 DdlRecord decode_ddl(std::string_view value) {
   codec::Reader r(value);
   const uint8_t version = r.u8();
-  if (version != kDdlValueVersion)
+  if (version != 1 && version != kDdlValueVersion)
     throw codec::DecodeError("DDL record of unknown version " + std::to_string(version));
   DdlRecord rec;
   rec.version = r.be64();
@@ -60,6 +67,12 @@ DdlRecord decode_ddl(std::string_view value) {
     s.arg = std::string(r.str());
     s.statement = std::string(r.str());
     rec.steps.push_back(std::move(s));
+  }
+  if (version >= 2) {
+    const bool has_seq = r.u8() != 0;
+    const auto seq = static_cast<int64_t>(r.be64());
+    if (has_seq) rec.truncate_seq = seq;
+    rec.truncate_at = std::string(r.str());
   }
   r.expect_done();
   return rec;

@@ -18,10 +18,9 @@ namespace cdc2doris::pipeline {
 
 namespace {
 
-constexpr uint8_t kCreateTable = 4;
-
 const char* step_kind(uint8_t kind) {
   if (kind == kCreateTable) return "create";
+  if (kind == kTruncateTable) return "truncate";
   if (kind <= 3) return schema::to_string(static_cast<schema::OpKind>(kind));
   return "unknown";
 }
@@ -94,6 +93,7 @@ state::DdlStep to_step(const std::string& db, const std::string& table, const sc
 
 bool step_done(const state::DdlStep& step, const TableShape& shape) {
   if (step.kind == kCreateTable) return shape.exists;
+  if (step.kind == kTruncateTable) return false;  // DESC cannot tell; the record's state does
   if (!shape.exists) return false;
   switch (static_cast<schema::OpKind>(step.kind)) {
     case schema::OpKind::AddColumn: return shape.find(step.column) != nullptr;
@@ -374,35 +374,41 @@ void Pipeline::Impl::report_once(const Target& t, TableDdl& td, const std::strin
 }
 
 Pipeline::Impl::Prepared Pipeline::Impl::run_ddl(const Target& t, TableDdl& td, std::vector<state::DdlStep> steps,
-                                                 const kafka::Message* msg) {
+                                                 const kafka::Message* msg, const TruncateMark* truncate) {
   // 1. Rows of the old shape reach Doris first: the open epoch ends and the
   //    closing one commits (a DDL must never run while a load of the old
   //    column set is open or pre-committed for the table).
   const uint64_t generation = rewind_generation_;
-  if (open_epoch_progressed()) end_open_epoch("schema change");
+  if (open_epoch_progressed()) end_open_epoch(truncate != nullptr ? "truncate" : "schema change");
   drive_closing(/*block=*/true);
   if (rewind_generation_ != generation || replay_) return Prepared::Stop;
   if (closing_) {  // stopping, and the shutdown deadline passed first
     abort_open_epoch_stopping();
     return Prepared::Stop;
   }
-  // 2. The intent, before the first statement.
+  // 2. The intent, before the first statement. A truncate changes no
+  // column: the table's schema version stays.
+  const uint64_t bump = truncate != nullptr ? 0 : 1;
   state::DdlRecord rec;
   rec.db = t.db;
   rec.table = t.table;
-  rec.version = td.version + 1;
+  rec.version = td.version + bump;
   rec.state = state::DdlState::Pending;
   rec.epoch = open_.epoch;
   rec.steps = std::move(steps);
   rec.created_unix_ms = unix_ms();
+  // The newest truncate stays known across the table's later records.
+  rec.truncate_seq = truncate != nullptr ? truncate->seq : td.truncate_seq;
+  rec.truncate_at = truncate != nullptr ? truncate->at : td.truncate_at;
   for (const auto& old : deps_.store.ddl_records())
-    if (old.db == t.db && old.table == t.table) rec.version = std::max(rec.version, old.version + 1);
+    if (old.db == t.db && old.table == t.table) rec.version = std::max(rec.version, old.version + bump);
+  if (truncate != nullptr) CDC2DORIS_CRASH_POINT("before_truncate_record");
   try {
     deps_.store.put_ddl(rec);
   } catch (const state::StateError& e) {
     throw FatalStop{e.to_error()};
   }
-  CDC2DORIS_CRASH_POINT("after_ddl_record");
+  CDC2DORIS_CRASH_POINT(truncate != nullptr ? "after_truncate_record" : "after_ddl_record");
   // 3. The statements, 4. the new shape read back.
   return converge(rec, td, msg);
 }
@@ -430,16 +436,32 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
       sleep_backoff(attempt++);
       continue;
     }
+    const bool truncating = step.kind == kTruncateTable;
+    if (truncating && !td.shape.exists) {
+      // Nothing to empty (dropped meanwhile, or never created): as done.
+      log_->warn("table {}: TRUNCATE (from {}) skipped: the table does not exist", t.name(), step.arg);
+      ++i;
+      continue;
+    }
     // A restart, or an answer lost on the way: Doris may already show it.
     if (step_done(step, td.shape)) {
       ++i;
       continue;
     }
-    log_->info("table {}: schema change (version {}, epoch {}): {}", t.name(), rec.version, rec.epoch, step.statement);
+    if (truncating)
+      log_->info("table {}: TRUNCATE from {} (epoch {}): {}", t.name(), step.arg, rec.epoch, step.statement);
+    else
+      log_->info("table {}: schema change (version {}, epoch {}): {}", t.name(), rec.version, rec.epoch,
+                 step.statement);
     auto res = deps_.doris.sql(t.db, step.statement);
-    CDC2DORIS_CRASH_POINT("after_ddl_statement");
+    CDC2DORIS_CRASH_POINT(truncating ? "after_truncate_statement" : "after_ddl_statement");
     if (auto* err = std::get_if<doris::DorisError>(&res)) {
       deps_.metrics.add_doris_error(doris::to_string(err->kind()));
+      if (truncating && err->kind() == doris::ErrorKind::UnknownTable) {
+        log_->warn("table {}: TRUNCATE (from {}) skipped: the table does not exist", t.name(), step.arg);
+        ++i;
+        continue;
+      }
       if (auto again = read_shape(t, td); !again && step_done(step, td.shape)) {
         deps_.metrics.add_ddl(t.name(), step_kind(step.kind));
         ++i;
@@ -475,8 +497,15 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
       }
       return refuse(rec, td, step.statement, err->what(), msg);
     }
-    deps_.metrics.add_ddl(t.name(), step_kind(step.kind));
     attempt = 0;
+    if (truncating) {
+      // Doris answers once the table's partitions were replaced (fe
+      // InternalCatalog.truncateTable): no job to wait for.
+      deps_.metrics.add_truncate(t.name(), "applied");
+      ++i;
+      continue;
+    }
+    deps_.metrics.add_ddl(t.name(), step_kind(step.kind));
     // A heavy change (a type MODIFY, a key column, a table without light
     // schema change) is answered at once and runs as a job: DESC shows the
     // old shape until it finishes, and rows of the new shape must not load
@@ -490,7 +519,8 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
     ++i;
   }
   if (auto err = read_shape(t, td)) return lookup_failed(*err);
-  if (!std::all_of(rec.steps.begin(), rec.steps.end(), [&](const auto& s) { return step_done(s, td.shape); }))
+  if (!std::all_of(rec.steps.begin(), rec.steps.end(),
+                   [&](const auto& s) { return s.kind == kTruncateTable || step_done(s, td.shape); }))
     return refuse(rec, td, rec.steps.empty() ? "" : rec.steps.back().statement,
                   "Doris answered success, but DESC does not show the change", msg);
   rec.state = state::DdlState::Done;
@@ -499,9 +529,12 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
   } catch (const state::StateError& e) {
     throw FatalStop{e.to_error()};
   }
-  CDC2DORIS_CRASH_POINT("after_ddl_done");
+  const bool only_truncate = is_truncate(rec);
+  CDC2DORIS_CRASH_POINT(only_truncate ? "after_truncate_done" : "after_ddl_done");
   td.version = rec.version;
   deps_.metrics.set_schema_version(t.name(), td.version);
+  note_truncate(t, td, rec);
+  if (only_truncate) return Prepared::Proceed;
   // The new shape: schemaless typing and the load mode read the table again.
   if (forget_column_types_) forget_column_types_(t);
   ++column_types_version_;
@@ -557,7 +590,13 @@ Pipeline::Impl::Prepared Pipeline::Impl::await_alter_job(const Target& t, const 
 Pipeline::Impl::Prepared Pipeline::Impl::refuse(state::DdlRecord& rec, TableDdl& td, const std::string& statement,
                                                 const std::string& why, const kafka::Message* msg) {
   const Target t{rec.db, rec.table};
-  std::string text = "table " + t.name() + ": schema change refused";
+  const bool truncating = is_truncate(rec);
+  if (truncating) {
+    // Not applied: the record keeps naming the truncate applied before.
+    rec.truncate_seq = td.truncate_seq;
+    rec.truncate_at = td.truncate_at;
+  }
+  std::string text = "table " + t.name() + (truncating ? ": TRUNCATE refused" : ": schema change refused");
   if (!statement.empty()) text += " (statement: " + statement + ")";
   text += ": " + why;
   if (!rec.steps.empty()) {
@@ -607,16 +646,32 @@ Pipeline::Impl::Prepared Pipeline::Impl::refuse(state::DdlRecord& rec, TableDdl&
   return Prepared::Skip;
 }
 
+void Pipeline::Impl::load_ddl_state() {
+  for (const auto& rec : deps_.store.ddl_records()) {
+    const Target t{rec.db, rec.table};
+    TableDdl& td = table_ddl(t);
+    const bool only_truncate = is_truncate(rec);
+    const uint64_t applied =
+        rec.state == state::DdlState::Done || only_truncate ? rec.version : rec.version - 1;
+    td.version = applied;
+    deps_.metrics.set_schema_version(t.name(), applied);
+    // A pending record's truncate is not applied yet: resume_ddl() runs it
+    // (and notes it) before anything is consumed.
+    if (rec.state != state::DdlState::Pending) note_truncate(t, td, rec);
+  }
+}
+
 void Pipeline::Impl::resume_ddl() {
   for (auto rec : deps_.store.ddl_records()) {
     const Target t{rec.db, rec.table};
     TableDdl& td = table_ddl(t);
-    const uint64_t applied = rec.state == state::DdlState::Done ? rec.version : rec.version - 1;
-    td.version = applied;
-    deps_.metrics.set_schema_version(t.name(), applied);
     if (rec.state != state::DdlState::Pending) continue;
-    log_->info("recovery: table {} has a schema change (version {}) recorded but not confirmed; converging", t.name(),
-               rec.version);
+    if (is_truncate(rec))
+      log_->info("recovery: table {} has a TRUNCATE (from {}) recorded but not confirmed; running it", t.name(),
+                 rec.truncate_at);
+    else
+      log_->info("recovery: table {} has a schema change (version {}) recorded but not confirmed; converging",
+                 t.name(), rec.version);
     converge(rec, td, nullptr);
   }
 }

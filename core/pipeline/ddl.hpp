@@ -26,6 +26,20 @@ struct TableShape {
   }
 };
 
+// state::DdlStep kinds beyond core/schema's OpKind (0..3).
+inline constexpr uint8_t kCreateTable = 4;
+inline constexpr uint8_t kTruncateTable = 5;
+
+// The truncate a DDL record is written for (state::DdlRecord::truncate_seq/at).
+struct TruncateMark {
+  std::optional<int64_t> seq;
+  std::string at;  // topic[partition]@offset
+};
+
+inline bool is_truncate(const state::DdlRecord& rec) {
+  return !rec.steps.empty() && rec.steps.front().kind == kTruncateTable;
+}
+
 // Whether Doris already shows a step's effect (a restart converges by
 // skipping these instead of running them again).
 bool step_done(const state::DdlStep& step, const TableShape& shape);
@@ -38,6 +52,9 @@ struct TableDdl {
   std::set<const decode::SchemaNode*> checked;  // row schemas the table already takes
   std::set<std::string> reported;               // columns logged once (policy off, type changes not applied)
   uint64_t version = 0;                         // schema changes applied by this pipeline
+  // The newest truncate applied (from the DDL record; docs/schema-evolution.md, "TRUNCATE").
+  std::optional<int64_t> truncate_seq;
+  std::string truncate_at;
 };
 
 struct DdlTracking {

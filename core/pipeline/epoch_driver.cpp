@@ -117,9 +117,16 @@ void Pipeline::Impl::step(Who who, Event event) {
           }
           open_.dead_letters = false;
           open_.newest_source_ms.clear();
+          open_.newest_seq.clear();
           for (const auto& [target, tl] : open_.loads) {
             int64_t& newest = open_.newest_source_ms[target.name()];
-            for (const auto& load : tl.loads) newest = std::max(newest, load.newest_source_ms);
+            for (const auto& load : tl.loads) {
+              newest = std::max(newest, load.newest_source_ms);
+              if (load.newest_seq) {
+                auto [it, fresh] = open_.newest_seq.emplace(target, *load.newest_seq);
+                if (!fresh) it->second = std::max(it->second, *load.newest_seq);
+              }
+            }
           }
           CDC2DORIS_CRASH_POINT("after_precommit");
           open_.record = make_record(open_.epoch, std::move(txns));
@@ -165,7 +172,10 @@ void Pipeline::Impl::step(Who who, Event event) {
             state::EpochRecord record = who == Who::Open ? std::move(open_.record) : std::move(replay_->record);
             closing_.emplace();
             closing_->record = std::move(record);
-            if (who == Who::Open) closing_->newest_source_ms = std::move(open_.newest_source_ms);
+            if (who == Who::Open) {
+              closing_->newest_source_ms = std::move(open_.newest_source_ms);
+              closing_->newest_seq = std::move(open_.newest_seq);
+            }
             closing_->phase = Phase::Committing;
             start_commits(*closing_);
             if (who == Who::Open) {
@@ -441,6 +451,10 @@ void Pipeline::Impl::mark_committed(ClosingEpoch& c) {
     const std::string table = txn.db + "." + txn.table;
     auto newest = c.newest_source_ms.find(table);
     deps_.metrics.table_committed(table, newest == c.newest_source_ms.end() ? 0 : newest->second, now);
+  }
+  for (const auto& [t, seq] : c.newest_seq) {
+    auto [it, fresh] = committed_newest_seq_.emplace(t, seq);
+    if (!fresh) it->second = std::max(it->second, seq);
   }
   deps_.metrics.observe_commit_latency(std::chrono::duration<double>(Clock::now() - c.committing_since).count());
   for (const auto& p : c.record.partitions) committed_[{p.topic, p.partition}] = p.end_offset;

@@ -137,6 +137,16 @@ void Metrics::add_ddl(const std::string& table, const std::string& kind) {
   ++s_.ddl[table + "|" + kind];
 }
 
+void Metrics::add_truncate(const std::string& table, const std::string& action) {
+  std::lock_guard lk(mu_);
+  ++s_.truncates[table + "|" + action];
+}
+
+void Metrics::add_truncated_rows_dropped(const std::string& table, uint64_t rows) {
+  std::lock_guard lk(mu_);
+  s_.truncated_rows_dropped[table] += rows;
+}
+
 void Metrics::set_schema_version(const std::string& table, uint64_t version) {
   std::lock_guard lk(mu_);
   s_.tables[table].schema_version = version;

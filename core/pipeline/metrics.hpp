@@ -61,7 +61,8 @@ const char* to_string(SkipReason r);
 // Reasons the pipeline rewinds for (cdc2doris_rewinds_total{reason}).
 inline constexpr const char* kRewindReasons[] = {"kafka",         "load",           "pre-commit",
                                                  "schema lookup", "dead-letter",    "replay pre-commit",
-                                                 "stopping",      "partitions lost", "partition revocation while stopping"};
+                                                 "stopping",      "partitions lost", "partition revocation while stopping",
+                                                 "truncate"};
 
 // A run of consecutive failures of one kind; since_unix_ms == 0: none now.
 struct FailureStreak {
@@ -103,6 +104,10 @@ struct Snapshot {
   std::map<std::string, uint64_t> bad_records;       // "reason|policy"
   std::map<std::string, uint64_t> doris_errors;      // Doris status / error kind
   std::map<std::string, uint64_t> ddl;               // "db.table|kind": statements run (create, add, drop, ...)
+  // "db.table|action": source TRUNCATEs (applied, ignored, failed,
+  // already_applied: read again after it ran, e.g. after a restart).
+  std::map<std::string, uint64_t> truncates;
+  std::map<std::string, uint64_t> truncated_rows_dropped;  // "db.table": rows read after a truncate that precede it
   std::vector<uint64_t> commit_latency_buckets;      // cumulative counts
   uint64_t commit_latency_count = 0;
   double commit_latency_sum = 0;
@@ -181,6 +186,8 @@ class Metrics {
   void set_schema_version(const std::string& table, uint64_t version);
   void set_schema_change(const std::string& table, const std::string& waiting_on);
   void add_column_not_loaded(const std::string& table);
+  void add_truncate(const std::string& table, const std::string& action);
+  void add_truncated_rows_dropped(const std::string& table, uint64_t rows);
   // Labelled counters appear at 0 before their first event.
   void preset_bad_record(const std::string& reason, const std::string& policy);
   void preset_doris_error(const std::string& kind);

@@ -65,6 +65,9 @@ struct OpenLoad {
   uint64_t rows = 0;
   uint64_t bytes = 0;
   int64_t newest_source_ms = 0;  // source.ts_ms of the newest row, for freshness
+  // The highest source position (SourcePosition::sequence()) of its rows:
+  // a truncate ordered before it must not run after them (truncate.cpp).
+  std::optional<int64_t> newest_seq;
   // Full rows and deletes: their effect does not depend on what Doris
   // stores for the key (Sequence mode commits their loads first).
   bool dominating = false;
@@ -95,6 +98,7 @@ struct OpenEpoch {
   bool end_requested = false;
   bool dead_letters = false;  // dead letters produced since the last flush
   std::map<std::string, int64_t> newest_source_ms;  // per table, set when pre-committed
+  std::map<Target, int64_t> newest_seq;              // per table: the highest source position, likewise
 };
 
 // The epoch being committed (at most one; its record is in the store).
@@ -107,6 +111,7 @@ struct ClosingEpoch {
   int attempt = 0;
   std::set<size_t> lost;
   std::map<std::string, int64_t> newest_source_ms;  // per table; empty after a restart
+  std::map<Target, int64_t> newest_seq;              // per table; empty after a restart
 };
 
 // Re-reading one recorded epoch's offset range for the tables whose txn
@@ -257,7 +262,8 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   Prepared prepare_table(const Target& t, const kafka::Message& msg);
   TableDdl& table_ddl(const Target& t);
   std::optional<doris::DorisError> read_shape(const Target& t, TableDdl& td);
-  Prepared run_ddl(const Target& t, TableDdl& td, std::vector<state::DdlStep> steps, const kafka::Message* msg);
+  Prepared run_ddl(const Target& t, TableDdl& td, std::vector<state::DdlStep> steps, const kafka::Message* msg,
+                   const TruncateMark* truncate = nullptr);
   Prepared converge(state::DdlRecord& rec, TableDdl& td, const kafka::Message* msg);
   Prepared refuse(state::DdlRecord& rec, TableDdl& td, const std::string& statement, const std::string& why,
                   const kafka::Message* msg);
@@ -272,6 +278,16 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void report_once(const Target& t, TableDdl& td, const std::string& column, const std::string& what);
   // Recovery: DDL records still PENDING are brought to their end.
   void resume_ddl();
+  // Recovery, first: schema versions and the truncates applied, from the DDL records.
+  void load_ddl_state();
+  // --- source TRUNCATE (truncate.cpp, docs/schema-evolution.md "TRUNCATE")
+  void handle_truncate(const kafka::Message& msg);
+  std::optional<TruncatePolicy> truncate_policy(const Target& t, TableDdl& td);
+  // A truncate of t is applied (its record is DONE): td and the row filter learn it.
+  void note_truncate(const Target& t, TableDdl& td, const state::DdlRecord& rec);
+  // Whether the change just decoded (rows of t, read from msg) precedes an
+  // applied truncate of t in source order: its rows are dropped.
+  bool truncated_before(const Target& t, const kafka::Message& msg);
   // --- helpers
   std::optional<TableInfo> table_info(const Target& t, const TableSettings& s);
   std::optional<LoadMode> detect_mode(const Target& t, const TableSettings& s);
@@ -336,6 +352,19 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::map<TopicPartition, int64_t> owned_from_;
   std::map<Target, TableInfo> table_info_cache_;
   DdlTracking ddl_;
+  // Per table with an applied truncate: which rows read from now on precede it.
+  struct TruncateFilter {
+    std::optional<int64_t> seq;  // the truncate's source position
+    TopicPartition tp{"", -1};   // its record
+    int64_t offset = -1;
+    // Per other partition: the offset of its first row after it (the
+    // partition is in source order from there on).
+    std::map<TopicPartition, int64_t> passed;
+  };
+  std::map<Target, TruncateFilter> truncate_filters_;
+  // Per table: the highest source position of its rows committed since this
+  // process started (a truncate below it empties rows that follow it).
+  std::map<Target, int64_t> committed_newest_seq_;
   uint64_t rewind_generation_ = 0;
   bool paused_ = false;
   bool subscribed_ = false;

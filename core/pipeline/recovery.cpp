@@ -17,6 +17,8 @@ namespace cdc2doris::pipeline {
 
 void Pipeline::Impl::recover() {
   for (const auto& [tp, off] : deps_.store.committed_offsets()) committed_[to_kafka(tp)] = off.offset;
+  // Before a roll-forward: its replay drops rows as the epoch did (truncates).
+  load_ddl_state();
   auto latest = deps_.store.latest();
   if (!latest) {
     open_.epoch = 1;

@@ -80,6 +80,9 @@ void Pipeline::Impl::process_replay(const kafka::Message& msg) {
   if (decoder_.decode(fill_record(msg), change_) || change_.kind != decode::Kind::Change) return;
   auto target = deps_.router.route(change_);
   if (!target || !replay_->tables.count(*target)) return;
+  // As when the epoch was first read (a replayed epoch follows every
+  // truncate applied: a truncate runs only once no epoch is committing).
+  if (!truncate_filters_.empty() && truncated_before(*target, msg)) return;
   const uint64_t generation = rewind_generation_;
   for (const auto& row : change_.rows) {
     OpenLoad* load = load_for(replay_->loads, *target, row, replay_->record.epoch, /*may_end_epoch=*/false);

@@ -4,6 +4,15 @@
 
 namespace cdc2doris::pipeline {
 
+const char* to_string(TruncatePolicy p) {
+  switch (p) {
+    case TruncatePolicy::Apply: return "apply";
+    case TruncatePolicy::Ignore: return "ignore";
+    case TruncatePolicy::Fail: return "fail";
+  }
+  return "?";
+}
+
 ExplicitRouter::ExplicitRouter(std::map<std::string, Target> map, std::map<Target, TableSettings> settings)
     : map_(std::move(map)), settings_(std::move(settings)) {}
 

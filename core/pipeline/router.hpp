@@ -21,6 +21,12 @@ struct Target {
   std::string name() const { return db + "." + table; }
 };
 
+// What a source TRUNCATE of a table does (docs/schema-evolution.md,
+// "TRUNCATE"): run TRUNCATE TABLE in Doris between epochs, skip it (counted
+// and logged), or stop naming the record.
+enum class TruncatePolicy { Apply, Ignore, Fail };
+const char* to_string(TruncatePolicy p);
+
 // How one target table is loaded. Unset fields are discovered from Doris
 // (`_schema`: the key model) or take the defaults.
 struct TableSettings {
@@ -43,6 +49,9 @@ struct TableSettings {
   // Schemaless records: a JSON key the table lacks is added as this Doris
   // type (policy add/full); empty: such a record is a bad record.
   std::string new_column_type;
+  // nullopt: apply for a UNIQUE KEY table, ignore for the others (a
+  // DUPLICATE KEY table keeps history, which a source TRUNCATE does not undo).
+  std::optional<TruncatePolicy> truncate;
 };
 
 class Router {

@@ -237,9 +237,11 @@ void Pipeline::Impl::process(const kafka::Message& msg) {
     bad_record(msg, *err);
   } else if (change_.kind == decode::Kind::Change) {
     handle_change(msg);
+  } else if (change_.kind == decode::Kind::Truncate) {
+    handle_truncate(msg);
   } else {
     deps_.metrics.add_skipped(skip_reason(change_.kind));
-    if (change_.kind == decode::Kind::SchemaChange || change_.kind == decode::Kind::Truncate)
+    if (change_.kind == decode::Kind::SchemaChange)
       log_->warn("{} record at {}/{}@{} for {}.{} is not applied to Doris", decode::to_string(change_.kind),
                  msg.topic, msg.partition, msg.offset, change_.db, change_.table);
   }
@@ -275,6 +277,10 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
     deps_.metrics.add_skipped(SkipReason::NotRouted);
     return;
   }
+  if (!truncate_filters_.empty() && truncated_before(*target, msg)) {
+    deps_.metrics.add_truncated_rows_dropped(target->name(), change_.rows.size());
+    return;
+  }
   const uint64_t generation = rewind_generation_;
   const uint64_t types = column_types_version_;
   if (prepare_table(*target, msg) != Prepared::Proceed) return;
@@ -289,10 +295,12 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
     }
   }
   const int64_t source_ms = change_.position.ts_ms.value_or(0);
+  const std::optional<int64_t> seq = change_.position.sequence();
   for (const auto& row : change_.rows) {
     OpenLoad* load = load_for(open_.loads, *target, row, open_.epoch, /*may_end_epoch=*/true);
     if (load == nullptr || rewind_generation_ != generation || replay_) return;
     if (source_ms > load->newest_source_ms) load->newest_source_ms = source_ms;
+    if (seq && (!load->newest_seq || *seq > *load->newest_seq)) load->newest_seq = seq;
     append_row(*load, row);
     if (rewind_generation_ != generation) return;
     if (load->rows >= cfg_.epoch_max_rows || load->bytes >= cfg_.epoch_max_bytes) open_.end_requested = true;

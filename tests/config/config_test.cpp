@@ -98,6 +98,7 @@ routing:
   map: {"shop.customers": "crm.customers"}
   auto_create: true
   schema_evolution: full
+  truncate: ignore
   create_properties: {replication_num: "1"}
   create_database_properties: {replication_allocation: "tag.location.default: 1"}
   tables:
@@ -116,6 +117,7 @@ routing:
       flexible_partial_updates: true
       columns: ["id BIGINT", "note VARCHAR(200)"]
       new_column_type: STRING
+      truncate: fail
 delivery:
   label_prefix: "p1"
   epoch_interval: 5s
@@ -184,10 +186,16 @@ logging:
     CHECK(s.decimal_scales == std::map<std::string, int>{{"amount", 30}});
     CHECK(s.create.database_properties ==
           std::map<std::string, std::string>{{"replication_allocation", "tag.location.default: 1"}});
+    CHECK(s.truncate == pipeline::TruncatePolicy::Fail);
     auto other = router->settings({"ods", "items"});
     CHECK(other.auto_create);
     CHECK(other.schema_evolution == schema::Policy::Full);
+    CHECK(other.truncate == pipeline::TruncatePolicy::Ignore);
+    // Unset: decided by the key model (core/pipeline/truncate.cpp).
+    CHECK_FALSE(config::make_router(config::load_string(kMinimal, "m.yaml", &env))->settings({"a", "b"}).truncate);
   }
+  CHECK_THAT(error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\nrouting:\n  truncate: drop\n"),
+             Catch::Contains("routing.truncate"));
   CHECK_THAT(error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\nrouting:\n  tables:\n    a.b:\n      columns: [id]\n"),
              Catch::Contains("routing.tables.a.b.columns[0]: expected 'name TYPE'"));
   CHECK_THAT(error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\nrouting:\n  tables:\n    a.b:\n      decimal_scales: {c: -1}\n"),

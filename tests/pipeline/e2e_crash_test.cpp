@@ -91,6 +91,61 @@ struct GrowingTable {
   }
 };
 
+// The crash points around a source TRUNCATE (docs/schema-evolution.md, "TRUNCATE").
+const std::vector<std::string> kTruncateCrashPoints = {"before_truncate_record", "after_truncate_record",
+                                                        "after_truncate_statement", "after_truncate_done"};
+
+// A UNIQUE KEY table whose source is truncated now and then: Debezium
+// PostgreSQL records with a JsonConverter schema, and the model of what the
+// source holds.
+struct TruncatedTable {
+  std::string topic;
+  std::map<int64_t, int64_t> rows;  // the source: id -> a
+  int64_t lsn = 1000;
+  int64_t produced = 0;
+
+  std::string value(char op, std::optional<std::pair<int64_t, int64_t>> after) {
+    const std::string row =
+        R"({"type":"struct","optional":true,"name":"tr.Value","fields":[{"type":"int64","optional":false,"field":"id"},)"
+        R"({"type":"int64","optional":true,"field":"a"}])";
+    const std::string schema =
+        R"({"type":"struct","optional":false,"name":"tr.Envelope","fields":[)" + row + R"(,"field":"before"},)" + row +
+        R"(,"field":"after"},{"type":"struct","optional":false,"field":"source","fields":[)"
+        R"({"type":"string","optional":false,"field":"connector"},{"type":"string","optional":false,"field":"db"},)"
+        R"({"type":"string","optional":false,"field":"table"},{"type":"int64","optional":true,"field":"lsn"}]},)"
+        R"({"type":"string","optional":false,"field":"op"}]})";
+    const std::string image =
+        after ? "{\"id\":" + std::to_string(after->first) + ",\"a\":" + std::to_string(after->second) + "}" : "null";
+    ++produced;
+    return R"({"schema":)" + schema + R"(,"payload":{"before":null,"after":)" + image +
+           R"(,"source":{"connector":"postgresql","db":"shop","table":"tr","lsn":)" + std::to_string(lsn += 10) +
+           R"(},"op":")" + op + "\"}}";
+  }
+  // `n` inserts from first_id, an update of every existing even id.
+  std::vector<TestRecord> rows_round(int64_t first_id, int n) {
+    std::vector<TestRecord> out;
+    for (auto& [id, a] : rows)
+      if (id % 2 == 0) {
+        a += 1;
+        out.push_back({"{\"id\":" + std::to_string(id) + "}", value('u', std::pair{id, a}), {}, 0});
+      }
+    for (int64_t id = first_id; id < first_id + n; ++id) {
+      rows[id] = id * 10;
+      out.push_back({"{\"id\":" + std::to_string(id) + "}", value('c', std::pair{id, id * 10}), {}, 0});
+    }
+    return out;
+  }
+  TestRecord truncate() {
+    rows.clear();
+    return {std::nullopt, value('t', std::nullopt), {}, 0};
+  }
+  std::vector<std::string> expected() const {
+    std::vector<std::string> out;
+    for (const auto& [id, a] : rows) out.push_back("{\"id\":" + std::to_string(id) + ",\"a\":" + std::to_string(a) + "}");
+    return out;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash point", "[e2e][crash]") {
@@ -181,6 +236,50 @@ TEST_CASE("e2e: schema changes — SIGKILL at the DDL crash points while a table
   CHECK(h.emulator().rows("shop", "evo") == evo.expected(columns));
   CHECK(h.count_log("schema change (version") >= kDdlCrashPoints.size());
   CHECK(h.count_log("recovery: table shop.evo has a schema change") >= 1);
+}
+
+TEST_CASE("e2e: truncates — SIGKILL at the truncate crash points while the source truncates a table",
+          "[e2e][crash][ddl][truncate]") {
+  E2eOptions o;
+  o.topic_prefix = "trcrash";
+  E2eHarness h(o);
+  TruncatedTable tr;
+  tr.topic = o.topic_prefix + ".shop.tr";
+  h.broker().create_topic(tr.topic, 1);
+  h.emulator().sql("shop", "CREATE TABLE tr (id BIGINT NOT NULL, a BIGINT NULL) UNIQUE KEY(id) "
+                           "DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES (\"replication_num\" = \"1\")");
+  int64_t next_id = 1;
+  h.broker().produce(tr.topic, tr.rows_round(next_id, 20));
+  next_id += 20;
+  for (const auto& point : kTruncateCrashPoints) {
+    INFO("crash point " << point);
+    h.produce(2000);
+    // Rows, the source empties the table, rows after it.
+    h.broker().produce(tr.topic, tr.rows_round(next_id, 10));
+    next_id += 10;
+    h.broker().produce(tr.topic, {tr.truncate()});
+    h.broker().produce(tr.topic, tr.rows_round(next_id, 10));
+    next_id += 10;
+    h.start_daemon({{"CDC2DORIS_CRASH_AT", point}});
+    auto st = h.wait_daemon(120s);
+    if (!st) FAIL("crash point " << point << " was not reached in 120 s; log tail:\n" << h.log_tail());
+    if (*st != 128 + SIGKILL) FAIL("daemon exited with " << *st << " before crash point " << point << ":\n" << h.log_tail());
+  }
+  // Once more without a crash, and rows after the last truncate.
+  h.broker().produce(tr.topic, tr.rows_round(next_id, 10));
+  h.start_daemon();
+  require_caught_up(h, 300s);
+  bool tr_done = false;
+  for (int i = 0; i < 120 && !tr_done; ++i) {
+    tr_done = h.broker().committed_offsets(o.topic_prefix, tr.topic)[0] == tr.produced;
+    if (!tr_done) std::this_thread::sleep_for(500ms);
+  }
+  REQUIRE(tr_done);
+  CHECK(h.stop_daemon() == 0);
+  h.verify();
+  CHECK(h.emulator().rows("shop", "tr") == tr.expected());
+  CHECK(h.count_log("TRUNCATE from") >= kTruncateCrashPoints.size());
+  CHECK(h.count_log("recovery: table shop.tr has a TRUNCATE") >= 1);
 }
 
 TEST_CASE("e2e: Doris faults — failures mid-stream, commit failures, limits, expired pre-commits", "[e2e][doris]") {

@@ -75,7 +75,8 @@ uint32_t workload_seed();
 // snapshot; `evolution` its schema changes in the source's dialect, rows of
 // the old and new shapes around each. Four slices of 50 workload
 // transactions, each followed by four of the statements (each its own
-// transaction), run through `exec`.
+// transaction), run through `exec`; after the second slice the source
+// truncates w_lines (its truncate event reaches Kafka: skipped.operations none).
 void run_workload_with_evolution(Workload& workload, const std::vector<std::string>& evolution,
                                  const std::function<void(const std::string&)>& exec);
 

@@ -311,3 +311,26 @@ TEMPLATE_TEST_CASE("DDL records round-trip, one per table, the newest replacing 
   f.store().reset();
   CHECK(f.store().ddl_records().empty());
 }
+
+TEMPLATE_TEST_CASE("DDL records keep the newest truncate (source position and Kafka record)", "[state][ddl][truncate]",
+                   RocksFixture, MemoryFixture) {
+  TestType f;
+  DdlRecord r;
+  r.db = "db";
+  r.table = "orders";
+  r.epoch = 3;
+  r.steps.push_back({5, "", "pg.db.orders[2]@41", "TRUNCATE TABLE `db`.`orders`"});
+  r.truncate_seq = 123456789012345;
+  r.truncate_at = "pg.db.orders[2]@41";
+  f.store().put_ddl(r);
+  DdlRecord no_seq = r;
+  no_seq.table = "items";
+  no_seq.truncate_seq.reset();
+  no_seq.truncate_at = "t[0]@0";
+  f.store().put_ddl(no_seq);
+  f.reopen();
+  auto all = f.store().ddl_records();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0] == no_seq);
+  CHECK(all[1] == r);
+}

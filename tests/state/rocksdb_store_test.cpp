@@ -139,6 +139,36 @@ TEST_CASE("a state written by a newer format is refused clearly", "[state][forma
   CHECK_THAT(e.what(), Contains((dir / "s").string()));
 }
 
+TEST_CASE("a DDL record written before truncates (value version 1) is still read", "[state][format][ddl]") {
+  // Byte for byte as the previous build wrote it (state/ddl_record.cpp).
+  TempDir dir;
+  { RocksCheckpointStore init(opts(dir / "s")); }
+  std::string k = "s/";
+  codec::put_str(k, "db");
+  codec::put_str(k, "orders");
+  std::string v;
+  codec::put_u8(v, 1);       // value version
+  codec::put_be64(v, 4);     // version
+  codec::put_u8(v, 2);       // DONE
+  codec::put_be64(v, 9);     // epoch
+  codec::put_be64(v, 1700);  // created
+  codec::put_str(v, "");
+  codec::put_varint(v, 1);
+  codec::put_u8(v, 0);
+  codec::put_str(v, "b");
+  codec::put_str(v, "INT");
+  codec::put_str(v, "ALTER TABLE `db`.`orders` ADD COLUMN `b` INT NULL");
+  raw_put(dir / "s", k, v);
+  RocksCheckpointStore s(opts(dir / "s"));
+  auto all = s.ddl_records();
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].version == 4);
+  CHECK(all[0].state == DdlState::Done);
+  CHECK(all[0].steps.size() == 1);
+  CHECK_FALSE(all[0].truncate_seq);
+  CHECK(all[0].truncate_at.empty());
+}
+
 TEST_CASE("a state written by format 1 (one txn per table) recovers and is upgraded", "[state][format]") {
   // Laid out byte for byte as the previous version wrote it: m/format 1, the
   // epoch header, and txn keys `x/ epoch str(db) table` with value version 1.
