@@ -175,9 +175,10 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"admin.kafka_grace", "duration", "15s",
      "`/readyz` fails once Kafka is unreachable, or a configured topic is missing, for longer (at once if Kafka never answered).",
      false, at_least(1)},
-    {"admin.doris_failure_grace", "duration", "30s",
-     "`/readyz` fails once Doris loads or commits have failed for longer without a success in between.", false,
-     at_least(1)},
+    {"admin.doris_failure_grace", "duration", "0s",
+     "`/readyz` fails once Doris loads or commits have failed for longer without a success in between. `0s`: from "
+     "the first failed load or commit until one succeeds again, across every retry (no 200 between retries).",
+     false, at_least(0)},
     {"admin.stall_timeout", "duration", "120s",
      "`/readyz` fails once the epoch machine has not advanced for longer (at least 2 x `delivery.epoch_interval`).",
      false, at_least(1)},

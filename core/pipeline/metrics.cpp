@@ -15,9 +15,13 @@ int64_t lag_of(const PartitionStats& p) {
 }
 
 void fail(FailureStreak& s, const std::string& error, int64_t now) {
-  if (s.since_unix_ms == 0) s.since_unix_ms = now;
+  if (s.since_unix_ms == 0) {
+    s.since_unix_ms = now;
+    s.in_streak = 0;
+  }
   s.last_unix_ms = now;
   ++s.count;
+  ++s.in_streak;
   s.last_error = error;
 }
 

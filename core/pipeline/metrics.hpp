@@ -67,7 +67,8 @@ inline constexpr const char* kRewindReasons[] = {"kafka",         "load",       
 struct FailureStreak {
   int64_t since_unix_ms = 0;
   int64_t last_unix_ms = 0;
-  uint64_t count = 0;
+  uint64_t count = 0;      // every failure since start
+  uint64_t in_streak = 0;  // failures since the last success
   std::string last_error;
 };
 
