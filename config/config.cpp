@@ -15,6 +15,7 @@
 
 #include "config/listen.hpp"
 #include "config/schema.hpp"
+#include "core/common/redact.hpp"
 #include "core/doris/url.hpp"
 #include "core/kafka/probe.hpp"
 
@@ -698,11 +699,16 @@ std::string Config::dump() const {
   e << YAML::Key << "properties" << YAML::Value << kafka::redact(kafka_properties);
   e << YAML::EndMap;
   e << YAML::Key << "doris" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "fe" << YAML::Value << doris.fe_urls;
+  // Secrets are hidden where they stand (never by searching the text for
+  // their values): the password field, URL userinfo, secret-named
+  // properties and headers.
+  std::vector<std::string> fes;
+  for (const auto& fe : doris.fe_urls) fes.push_back(doris::redact_url(fe));
+  e << YAML::Key << "fe" << YAML::Value << fes;
   e << YAML::Key << "user" << YAML::Value << doris.user;
-  e << YAML::Key << "password" << YAML::Value << (doris.password.empty() ? "" : "[redacted]");
+  e << YAML::Key << "password" << YAML::Value << (doris.password.empty() ? "" : std::string(kRedacted));
   e << YAML::Key << "route" << YAML::Value << (doris.route == doris::Route::ViaFe ? "fe" : "direct");
-  e << YAML::Key << "load_headers" << YAML::Value << load_headers;
+  e << YAML::Key << "load_headers" << YAML::Value << kafka::redact(load_headers);
   e << YAML::EndMap;
   e << YAML::Key << "delivery" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "label_prefix" << YAML::Value << delivery.label_prefix;
@@ -714,7 +720,7 @@ std::string Config::dump() const {
   e << YAML::Key << "admin" << YAML::Value << YAML::BeginMap << YAML::Key << "listen" << YAML::Value << admin_listen
     << YAML::EndMap;
   e << YAML::EndMap;
-  return redact(e.c_str(), secrets());
+  return e.c_str();
 }
 
 kafka::SourceConfig Config::source_config() const {

@@ -74,7 +74,7 @@ constexpr auto kHardStopMargin = std::chrono::seconds(3);
 
 int cmd_run(const Args& a) {
   config::Config cfg = load_config_or_exit(a);
-  setup_logging(cfg.log_level, cfg.log_format, cfg.secrets());
+  setup_logging(cfg.log_level, cfg.log_format);
   const sigset_t signals = block_signals();
   spdlog::info("{} starting; config {}", version_line(), cfg.path);
 

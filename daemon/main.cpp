@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "config/config.hpp"
+#include "core/common/redact.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/exit_codes.hpp"
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
     return cdc2doris::daemon::dispatch(argc, argv);
   } catch (const std::exception& e) {
     // No configuration is at hand here: URL userinfo is what can be cleaned.
-    std::cerr << "cdc2doris: fatal: " << cdc2doris::config::redact(e.what(), {}) << "\n";
+    std::cerr << "cdc2doris: fatal: " << cdc2doris::redact_secrets(e.what()) << "\n";
     return cdc2doris::daemon::kExitFatal;
   }
 }

@@ -1,5 +1,6 @@
 #pragma once
-// What the pipeline counts, for /metrics and /status (issues 7, 13). Written
+// What the pipeline counts, for /metrics and /status (issues 7, 13). Error
+// texts are stored through redact_secrets (core/common/redact.hpp). Written
 // by the pipeline thread and the health monitor's thread, read by the admin
 // server's thread: counters are atomics, per-table and per-partition details
 // sit behind one mutex and are copied out as a snapshot.
