@@ -286,6 +286,19 @@ void with(const YAML::Node& parent, const char* key, F&& f) {
   if (n.IsDefined() && !n.IsNull()) f(n);
 }
 
+// A secret kept in a file (`*_file` keys: a Kubernetes Secret volume, a
+// systemd credential): its content, trailing newlines stripped.
+std::string read_secret_file(const Reader& r, const YAML::Node& n, const std::string& path) {
+  const std::string p = r.str(n, path);
+  std::ifstream in(p);
+  if (!in) r.fail(n.Mark(), path, "cannot read '" + p + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string secret = ss.str();
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+  return secret;
+}
+
 // The host name: a StatefulSet pod name is stable across restarts and
 // unique among the pods, which is what an instance id has to be.
 std::string default_instance_id() {
@@ -380,16 +393,8 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     if (c.doris.user.empty()) r.expected(n, "doris.user", "a Doris user name");
   });
   with(doris, "password", [&](auto& n) { c.doris.password = r.str(n, "doris.password"); });
-  with(doris, "password_file", [&](auto& n) {
-    std::string p = r.str(n, "doris.password_file");
-    std::ifstream in(p);
-    if (!in) r.fail(n.Mark(), "doris.password_file", "cannot read '" + p + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    c.doris.password = ss.str();
-    while (!c.doris.password.empty() && (c.doris.password.back() == '\n' || c.doris.password.back() == '\r'))
-      c.doris.password.pop_back();
-  });
+  with(doris, "password_file",
+       [&](auto& n) { c.doris.password = read_secret_file(r, n, "doris.password_file"); });
   with(doris, "route", [&](auto& n) {
     c.doris.route = r.choice(n, "doris.route", {"fe", "direct"}) == "fe" ? doris::Route::ViaFe : doris::Route::DirectBe;
   });
@@ -631,6 +636,13 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     if (auto* why = std::get_if<ListenError>(&listen)) r.expected(n, "admin.listen", why->expected);
     c.admin_listen = std::get<std::string>(listen);
   });
+  with(root["admin"], "token", [&](auto& n) { c.admin_token = r.str(n, "admin.token"); });
+  with(root["admin"], "token_file", [&](auto& n) { c.admin_token = read_secret_file(r, n, "admin.token_file"); });
+  with(root["admin"], "probes_require_token",
+       [&](auto& n) { c.admin_probes_require_token = r.boolean(n, "admin.probes_require_token"); });
+  if (c.admin_probes_require_token && c.admin_token.empty())
+    r.fail(root["admin"]["probes_require_token"].Mark(), "admin.probes_require_token",
+           "needs admin.token or admin.token_file");
   with(root["admin"], "kafka_grace", [&](auto& n) { c.health.kafka_grace = r.duration(n, "admin.kafka_grace"); });
   with(root["admin"], "doris_failure_grace",
        [&](auto& n) { c.health.doris_failure_grace = r.duration(n, "admin.doris_failure_grace"); });
@@ -718,7 +730,8 @@ std::string Config::dump() const {
   e << YAML::Key << "state" << YAML::Value << YAML::BeginMap << YAML::Key << "dir" << YAML::Value << state_dir
     << YAML::EndMap;
   e << YAML::Key << "admin" << YAML::Value << YAML::BeginMap << YAML::Key << "listen" << YAML::Value << admin_listen
-    << YAML::EndMap;
+    << YAML::Key << "token" << YAML::Value << (admin_token.empty() ? "" : std::string(kRedacted)) << YAML::Key
+    << "probes_require_token" << YAML::Value << admin_probes_require_token << YAML::EndMap;
   e << YAML::EndMap;
   return e.c_str();
 }

@@ -91,6 +91,8 @@ struct Config {
   int state_retention_epochs = 100;
 
   std::string admin_listen = "127.0.0.1:8080";
+  std::string admin_token;  // empty: no authentication on the admin endpoint
+  bool admin_probes_require_token = false;
   pipeline::HealthOptions health;  // admin.* grace periods and bounds
   std::string log_level = "info";
   std::string log_format = "text";

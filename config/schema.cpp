@@ -172,6 +172,14 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"admin.listen", "string", "127.0.0.1:8080",
      "Admin HTTP (`/healthz`, `/readyz`, `/metrics`, `/status`): `HOST:PORT`, HOST an IP address (`[::1]` for IPv6) "
      "or a name resolved at startup (`localhost`); port 0 picks a free one."},
+    {"admin.token", "string", "\"\"",
+     "Bearer token required on `/status` and `/metrics` (`Authorization: Bearer TOKEN`; otherwise 401 with "
+     "`WWW-Authenticate: Bearer`). Empty: no authentication. Prefer `token_file` or `${ENV}`.",
+     true},
+    {"admin.token_file", "string", "",
+     "File whose content (trailing newline stripped) is `admin.token` (a Kubernetes Secret volume)."},
+    {"admin.probes_require_token", "boolean", "false",
+     "Also require the token on `/healthz` and `/readyz` (open by default: kubelet probes send no token)."},
     {"admin.kafka_grace", "duration", "15s",
      "`/readyz` fails once Kafka is unreachable, or a configured topic is missing, for longer (at once if Kafka never answered).",
      false, at_least(1)},

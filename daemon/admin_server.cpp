@@ -8,7 +8,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
+
+#include <cctype>
 
 #include <sstream>
 #include <utility>
@@ -44,6 +48,27 @@ void gauge(std::ostringstream& os, const char* name, const char* help, double v)
 }
 
 }  // namespace
+
+bool bearer_matches(std::string_view authorization, const std::string& token) {
+  // RFC 6750 §2.1: credentials = "Bearer" 1*SP token; the scheme is
+  // case-insensitive (RFC 9110 §11.1).
+  constexpr std::string_view kScheme = "bearer";
+  if (token.empty() || authorization.size() <= kScheme.size() || authorization[kScheme.size()] != ' ') return false;
+  for (size_t i = 0; i < kScheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) return false;
+  std::string_view presented = authorization.substr(kScheme.size());
+  while (!presented.empty() && presented.front() == ' ') presented.remove_prefix(1);
+  while (!presented.empty() && (presented.back() == ' ' || presented.back() == '\t')) presented.remove_suffix(1);
+  // Digests of equal length: the comparison's time depends on neither the
+  // token's content nor its length.
+  unsigned char want[EVP_MAX_MD_SIZE], got[EVP_MAX_MD_SIZE];
+  unsigned int want_len = 0, got_len = 0;
+  if (EVP_Digest(token.data(), token.size(), want, &want_len, EVP_sha256(), nullptr) != 1 ||
+      EVP_Digest(presented.data(), presented.size(), got, &got_len, EVP_sha256(), nullptr) != 1 ||
+      want_len != got_len)
+    return false;
+  return CRYPTO_memcmp(want, got, want_len) == 0;
+}
 
 namespace {
 
@@ -364,6 +389,7 @@ class AdminServer::Impl {
       res.body() = "only GET\n";
       return;
     }
+    if (!authorized(req, target, res)) return;
     if (target == "/healthz") {
       std::string why = readiness_.alive ? readiness_.alive() : "";
       res.result(why.empty() ? http::status::ok : http::status::service_unavailable);
@@ -387,6 +413,25 @@ class AdminServer::Impl {
       res.set(http::field::content_type, "text/plain");
       res.body() = "not found; try /healthz /readyz /metrics /status\n";
     }
+  }
+
+  // admin.token: /status and /metrics need it, the probes only with
+  // probes_require_token (kubelet probes send no header). Unknown paths
+  // answer 404 either way: they reveal nothing.
+  bool authorized(const http::request<http::string_body>& req, const std::string& target,
+                  http::response<http::string_body>& res) const {
+    if (options_.token.empty()) return true;
+    const bool probe = target == "/healthz" || target == "/readyz";
+    if (!(probe ? options_.probes_require_token : target == "/metrics" || target == "/status")) return true;
+    auto it = req.find(http::field::authorization);
+    if (it != req.end() && bearer_matches(it->value(), options_.token)) return true;
+    // RFC 6750 §3: the challenge; error="invalid_token" once a token was presented.
+    res.result(http::status::unauthorized);
+    res.set(http::field::www_authenticate, it == req.end() ? R"(Bearer realm="cdc2doris")"
+                                                           : R"(Bearer realm="cdc2doris", error="invalid_token")");
+    res.set(http::field::content_type, "text/plain");
+    res.body() = "unauthorized: " + target + " needs the header 'Authorization: Bearer <admin.token>'\n";
+    return false;
   }
 
   ScrapeState scrape_state() const {

@@ -151,10 +151,15 @@ int cmd_run(const Args& a) {
   admin_options.version = std::string(build_info::version());
   admin_options.commit = std::string(build_info::commit());
   admin_options.process_metrics = true;
+  admin_options.token = cfg.admin_token;
+  admin_options.probes_require_token = cfg.admin_probes_require_token;
   std::unique_ptr<AdminServer> admin;
   try {
     admin = std::make_unique<AdminServer>(cfg.admin_listen, metrics, readiness, admin_options);
-    spdlog::info("admin endpoint on http://{} (/healthz /readyz /metrics /status)", admin->address());
+    spdlog::info("admin endpoint on http://{} (/healthz /readyz /metrics /status){}", admin->address(),
+                 cfg.admin_token.empty()                ? "; no token (admin.token)"
+                 : cfg.admin_probes_require_token ? "; bearer token required on every path"
+                                                        : "; bearer token required on /metrics and /status");
   } catch (const std::exception& e) {
     spdlog::error("admin.listen {}: {}", cfg.admin_listen, e.what());
     return kExitUsage;

@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <ctime>
 #include <iomanip>
 #include <iostream>
@@ -26,19 +27,38 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace json = boost::json;
 
-// The address to ask: a wildcard listen address is reached over loopback.
-std::string admin_address(const Args& a) {
-  if (a.has("admin")) return a.get("admin");
+struct Target {
+  std::string address;
+  std::string token;  // admin.token, or --token-file's content; empty: none sent
+};
+
+// The address to ask (a wildcard listen address is reached over loopback)
+// and the token to present.
+Target admin_target(const Args& a) {
+  Target t;
+  if (a.has("token-file")) {
+    std::ifstream in(a.get("token-file"));
+    if (!in) throw std::invalid_argument("--token-file: cannot read '" + a.get("token-file") + "'");
+    std::getline(in, t.token);
+    while (!t.token.empty() && t.token.back() == '\r') t.token.pop_back();
+  }
+  if (a.has("admin")) {
+    t.address = a.get("admin");
+    return t;
+  }
   config::Config cfg = load_config_or_exit(a);
+  if (t.token.empty()) t.token = cfg.admin_token;
   std::string addr = cfg.admin_listen;
   auto colon = addr.rfind(':');
   std::string host = addr.substr(0, colon);
   if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
   if (host == "[::]" || host == "::") host = "[::1]";
-  return host + addr.substr(colon);
+  t.address = host + addr.substr(colon);
+  return t;
 }
 
-std::string fetch_status(const std::string& address) {
+std::string fetch_status(const Target& target) {
+  const std::string& address = target.address;
   asio::io_context ioc;
   asio::ip::tcp::resolver resolver(ioc);
   beast::tcp_stream stream(ioc);
@@ -50,11 +70,16 @@ std::string fetch_status(const std::string& address) {
   stream.connect(resolver.resolve(host, address.substr(colon + 1)));
   http::request<http::empty_body> req(http::verb::get, "/status", 11);
   req.set(http::field::host, address);
+  if (!target.token.empty()) req.set(http::field::authorization, "Bearer " + target.token);
   req.keep_alive(false);
   http::write(stream, req);
   beast::flat_buffer buf;
   http::response<http::string_body> res;
   http::read(stream, buf, res);
+  if (res.result() == http::status::unauthorized)
+    throw std::runtime_error(std::string("GET /status answered 401: the daemon has admin.token set; ") +
+                             (target.token.empty() ? "pass --config FILE or --token-file FILE"
+                                                   : "the token presented is not admin.token"));
   if (res.result() != http::status::ok)
     throw std::runtime_error("GET /status answered " + std::to_string(res.result_int()));
   return res.body();
@@ -201,10 +226,17 @@ int cmd_status(const Args& a) {
     std::cerr << "usage: cdc2doris status --config FILE | --admin HOST:PORT\n";
     return kExitUsage;
   }
-  const std::string address = admin_address(a);
+  Target target;
+  try {
+    target = admin_target(a);
+  } catch (const std::exception& e) {
+    std::cerr << "cdc2doris status: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  const std::string& address = target.address;
   std::string body;
   try {
-    body = fetch_status(address);
+    body = fetch_status(target);
   } catch (const std::exception& e) {
     std::cerr << "cdc2doris: cannot read http://" << address << "/status: " << e.what()
               << " (is the daemon running, and is admin.listen " << address << "?)\n";

@@ -25,7 +25,7 @@ const Command kCommands[] = {
     {"decode", "", {}, {}, 0, cmd_decode, /*own_arguments=*/true},
     {"config-reference", kConfigReferenceUsage, {}, {}, 0, cmd_config_reference},
     {"version", kVersionUsage, {}, {}, 0, cmd_version},
-    {"status", kStatusUsage, {}, {"config", "admin"}, 0, cmd_status},
+    {"status", kStatusUsage, {}, {"config", "admin", "token-file"}, 0, cmd_status},
 };
 
 int dispatch(int argc, char** argv) {

@@ -144,6 +144,8 @@ state:
   retention_epochs: 10
 admin:
   listen: "0.0.0.0:9000"
+  token: "admin-secret-3"
+  probes_require_token: true
   kafka_grace: 20s
   doris_failure_grace: 40s
   stall_timeout: 5m
@@ -159,7 +161,7 @@ logging:
   for (const auto& k : config::schema()) {
     std::string last(k.path.substr(k.path.rfind('.') + 1));
     INFO(k.path);
-    if (k.path == "doris.password_file") continue;  // exclusive with password; its own test below
+    if (k.path == "doris.password_file" || k.path == "admin.token_file") continue;  // own tests below
     CHECK(full.find(last + ":") != std::string::npos);
   }
   CHECK(c.topics == std::vector<std::string>{"a", "b", "^dbserver1\\..*"});
@@ -212,7 +214,11 @@ logging:
   auto secrets = c.secrets();
   CHECK(std::find(secrets.begin(), secrets.end(), "doris-secret-2") != secrets.end());
   CHECK(std::find(secrets.begin(), secrets.end(), "kafka-secret-1") != secrets.end());
+  CHECK(std::find(secrets.begin(), secrets.end(), "admin-secret-3") != secrets.end());
+  CHECK(c.admin_token == "admin-secret-3");
+  CHECK(c.admin_probes_require_token);
   auto dump = c.dump();
+  CHECK(dump.find("admin-secret-3") == std::string::npos);
   CHECK(dump.find("doris-secret-2") == std::string::npos);
   CHECK(dump.find("kafka-secret-1") == std::string::npos);
   CHECK(dump.find("[redacted]") != std::string::npos);
@@ -429,6 +435,26 @@ TEST_CASE("config: password_file is read and its newline stripped", "[config]") 
   CHECK(c2.doris.password == "file-secret");
   CHECK_THAT(error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  password_file: /nonexistent/pw\n"),
              Catch::Contains("doris.password_file: cannot read '/nonexistent/pw'"));
+}
+
+TEST_CASE("config: admin.token_file is read like password_file; probes_require_token needs a token",
+          "[config][secrets][issue35]") {
+  test::TempDir d("cfg");
+  std::ofstream(d / "token") << "file-token\n";
+  std::map<std::string, std::string> env;
+  const std::string base = "kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\nadmin:\n";
+  auto c = config::load_string(base + "  token_file: " + (d / "token").string() + "\n", "t.yaml", &env);
+  CHECK(c.admin_token == "file-token");
+  CHECK_FALSE(c.admin_probes_require_token);
+  CHECK_THAT(c.dump(), Catch::Contains("token: \"[redacted]\""));
+  CHECK_THAT(error_of(base + "  token_file: /nonexistent/token\n"),
+             Catch::Contains("admin.token_file: cannot read '/nonexistent/token'"));
+  CHECK_THAT(error_of(base + "  probes_require_token: true\n"),
+             Catch::Contains("admin.probes_require_token: needs admin.token or admin.token_file"));
+  // A wrong type on the secret key does not echo it.
+  const auto err = error_of(base + "  token: [\"tok-3x\"]\n");
+  CHECK_THAT(err, Catch::Contains("hidden: secret"));
+  CHECK(err.find("tok-3x") == std::string::npos);
 }
 
 TEST_CASE("config: docs/configuration.md is generated from the schema and up to date", "[config][docs]") {
