@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 #include <variant>
 #include <fstream>
 #include <sstream>
@@ -640,8 +641,14 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   with(root["admin"], "token_file", [&](auto& n) { c.admin_token = read_secret_file(r, n, "admin.token_file"); });
   with(root["admin"], "probes_require_token",
        [&](auto& n) { c.admin_probes_require_token = r.boolean(n, "admin.probes_require_token"); });
+  const YAML::Node admin = std::as_const(root)["admin"];
+  const YAML::Node admin_tls = admin.IsDefined() && admin.IsMap() ? admin["tls"] : YAML::Node();
+  with(admin_tls, "cert_file", [&](auto& n) { c.admin_tls_cert_file = r.str(n, "admin.tls.cert_file"); });
+  with(admin_tls, "key_file", [&](auto& n) { c.admin_tls_key_file = r.str(n, "admin.tls.key_file"); });
+  if (c.admin_tls_cert_file.empty() != c.admin_tls_key_file.empty())
+    r.fail(admin_tls.Mark(), "admin.tls", "needs both cert_file and key_file");
   if (c.admin_probes_require_token && c.admin_token.empty())
-    r.fail(root["admin"]["probes_require_token"].Mark(), "admin.probes_require_token",
+    r.fail(admin["probes_require_token"].Mark(), "admin.probes_require_token",
            "needs admin.token or admin.token_file");
   with(root["admin"], "kafka_grace", [&](auto& n) { c.health.kafka_grace = r.duration(n, "admin.kafka_grace"); });
   with(root["admin"], "doris_failure_grace",

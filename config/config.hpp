@@ -93,6 +93,8 @@ struct Config {
   std::string admin_listen = "127.0.0.1:8080";
   std::string admin_token;  // empty: no authentication on the admin endpoint
   bool admin_probes_require_token = false;
+  std::string admin_tls_cert_file;  // both set: the admin endpoint speaks HTTPS only
+  std::string admin_tls_key_file;
   pipeline::HealthOptions health;  // admin.* grace periods and bounds
   std::string log_level = "info";
   std::string log_format = "text";

@@ -180,6 +180,10 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "File whose content (trailing newline stripped) is `admin.token` (a Kubernetes Secret volume)."},
     {"admin.probes_require_token", "boolean", "false",
      "Also require the token on `/healthz` and `/readyz` (open by default: kubelet probes send no token)."},
+    {"admin.tls.cert_file", "string", "",
+     "PEM certificate (chain) for HTTPS on the admin endpoint; with `key_file`. Empty: plain HTTP. "
+     "`cdc2doris status --config` trusts exactly this certificate.", false},
+    {"admin.tls.key_file", "string", "", "PEM private key of `admin.tls.cert_file`.", false},
     {"admin.kafka_grace", "duration", "15s",
      "`/readyz` fails once Kafka is unreachable, or a configured topic is missing, for longer (at once if Kafka never answered).",
      false, at_least(1)},

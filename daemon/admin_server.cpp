@@ -4,9 +4,11 @@
 #include "daemon/process_metrics.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -14,7 +16,9 @@
 
 #include <cctype>
 
+#include <optional>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 #include <thread>
 
@@ -45,6 +49,26 @@ void counter(std::ostringstream& os, const char* name, const char* help, uint64_
 }
 void gauge(std::ostringstream& os, const char* name, const char* help, double v) {
   os << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " gauge\n" << name << ' ' << v << '\n';
+}
+
+}  // namespace
+
+namespace {
+
+// admin.tls: the server side, TLS 1.2 or newer.
+asio::ssl::context server_tls(const std::string& cert_file, const std::string& key_file) {
+  asio::ssl::context ctx(asio::ssl::context::tls_server);
+  ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                  asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1 |
+                  asio::ssl::context::single_dh_use);
+  beast::error_code ec;
+  ctx.use_certificate_chain_file(cert_file, ec);
+  if (ec) throw std::invalid_argument("admin.tls.cert_file " + cert_file + ": " + ec.message());
+  ctx.use_private_key_file(key_file, asio::ssl::context::pem, ec);
+  if (ec) throw std::invalid_argument("admin.tls.key_file " + key_file + ": " + ec.message());
+  if (SSL_CTX_check_private_key(ctx.native_handle()) != 1)
+    throw std::invalid_argument("admin.tls.key_file " + key_file + " does not match admin.tls.cert_file " + cert_file);
+  return ctx;
 }
 
 }  // namespace
@@ -310,6 +334,7 @@ class AdminServer::Impl {
  public:
   Impl(const std::string& listen, const pipeline::Metrics& metrics, Readiness readiness, AdminOptions options)
       : metrics_(metrics), readiness_(std::move(readiness)), options_(std::move(options)), acceptor_(ioc_) {
+    if (!options_.tls_cert_file.empty()) tls_.emplace(server_tls(options_.tls_cert_file, options_.tls_key_file));
     auto colon = listen.rfind(':');
     if (colon == std::string::npos) throw std::invalid_argument("admin.listen: expected host:port, got '" + listen + "'");
     std::string host = listen.substr(0, colon);
@@ -338,18 +363,34 @@ class AdminServer::Impl {
   }
 
  private:
-  struct Session : std::enable_shared_from_this<Session> {
-    Session(tcp::socket s, Impl& owner) : stream(std::move(s)), owner(owner) {}
-    beast::tcp_stream stream;
+  // One connection, plain or TLS (admin.tls): the TLS one shakes hands first.
+  template <class Stream>
+  struct Session : std::enable_shared_from_this<Session<Stream>> {
+    template <class... Args>
+    explicit Session(Impl& owner, Args&&... args) : stream(std::forward<Args>(args)...), owner(owner) {}
+    Stream stream;
     beast::flat_buffer buf;
     http::request<http::string_body> req;
     http::response<http::string_body> res;
     Impl& owner;
 
+    static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+    void start() {
+      if constexpr (kTls) {
+        beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
+        stream.async_handshake(asio::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+          if (ec) return;  // a plain-HTTP client or a failed handshake: nothing to answer
+          self->read();
+        });
+      } else {
+        read();
+      }
+    }
     void read() {
       req = {};
-      stream.expires_after(std::chrono::seconds(30));
-      http::async_read(stream, buf, req, [self = shared_from_this()](beast::error_code ec, size_t) {
+      beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
+      http::async_read(stream, buf, req, [self = this->shared_from_this()](beast::error_code ec, size_t) {
         if (ec) return;
         self->respond();
       });
@@ -358,10 +399,10 @@ class AdminServer::Impl {
       owner.handle(req, res);
       res.keep_alive(req.keep_alive());
       res.prepare_payload();
-      http::async_write(stream, res, [self = shared_from_this()](beast::error_code ec, size_t) {
+      http::async_write(stream, res, [self = this->shared_from_this()](beast::error_code ec, size_t) {
         if (ec || !self->res.keep_alive()) {
           beast::error_code ignored;
-          self->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+          beast::get_lowest_layer(self->stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
           return;
         }
         self->read();
@@ -372,7 +413,10 @@ class AdminServer::Impl {
   void accept() {
     acceptor_.async_accept(asio::make_strand(ioc_), [this](beast::error_code ec, tcp::socket s) {
       if (ec) return;  // closed on shutdown
-      std::make_shared<Session>(std::move(s), *this)->read();
+      if (tls_)
+        std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(s), *tls_)->start();
+      else
+        std::make_shared<Session<beast::tcp_stream>>(*this, std::move(s))->start();
       accept();
     });
   }
@@ -441,6 +485,7 @@ class AdminServer::Impl {
   const pipeline::Metrics& metrics_;
   Readiness readiness_;
   AdminOptions options_;
+  std::optional<asio::ssl::context> tls_;
   asio::io_context ioc_;
   tcp::acceptor acceptor_;
   std::jthread thread_;

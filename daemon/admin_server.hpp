@@ -32,6 +32,9 @@ struct AdminOptions {
   // `Authorization: Bearer <token>`; compared in constant time.
   std::string token;
   bool probes_require_token = false;
+  // Non-empty: HTTPS only (TLS >= 1.2) with this PEM certificate chain and key.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 // Whether `authorization` (an Authorization header's value) presents `token`

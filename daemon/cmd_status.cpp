@@ -5,9 +5,12 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
+#include <openssl/x509_vfy.h>
 
 #include <cstdio>
 #include <fstream>
@@ -30,6 +33,7 @@ namespace json = boost::json;
 struct Target {
   std::string address;
   std::string token;  // admin.token, or --token-file's content; empty: none sent
+  std::string tls_cert_file;  // admin.tls.cert_file of --config: HTTPS, trusting that certificate
 };
 
 // The address to ask (a wildcard listen address is reached over loopback)
@@ -48,6 +52,7 @@ Target admin_target(const Args& a) {
   }
   config::Config cfg = load_config_or_exit(a);
   if (t.token.empty()) t.token = cfg.admin_token;
+  t.tls_cert_file = cfg.admin_tls_cert_file;
   std::string addr = cfg.admin_listen;
   auto colon = addr.rfind(':');
   std::string host = addr.substr(0, colon);
@@ -57,25 +62,44 @@ Target admin_target(const Args& a) {
   return t;
 }
 
-std::string fetch_status(const Target& target) {
-  const std::string& address = target.address;
-  asio::io_context ioc;
-  asio::ip::tcp::resolver resolver(ioc);
-  beast::tcp_stream stream(ioc);
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos) throw std::invalid_argument("--admin: expected HOST:PORT, got '" + address + "'");
-  std::string host = address.substr(0, colon);
-  if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
-  stream.expires_after(std::chrono::seconds(10));
-  stream.connect(resolver.resolve(host, address.substr(colon + 1)));
+template <class Stream>
+http::response<http::string_body> get_status(Stream& stream, const Target& target) {
   http::request<http::empty_body> req(http::verb::get, "/status", 11);
-  req.set(http::field::host, address);
+  req.set(http::field::host, target.address);
   if (!target.token.empty()) req.set(http::field::authorization, "Bearer " + target.token);
   req.keep_alive(false);
   http::write(stream, req);
   beast::flat_buffer buf;
   http::response<http::string_body> res;
   http::read(stream, buf, res);
+  return res;
+}
+
+std::string fetch_status(const Target& target) {
+  const std::string& address = target.address;
+  asio::io_context ioc;
+  asio::ip::tcp::resolver resolver(ioc);
+  beast::tcp_stream tcp(ioc);
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) throw std::invalid_argument("--admin: expected HOST:PORT, got '" + address + "'");
+  std::string host = address.substr(0, colon);
+  if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  tcp.expires_after(std::chrono::seconds(10));
+  tcp.connect(resolver.resolve(host, address.substr(colon + 1)));
+  http::response<http::string_body> res;
+  if (target.tls_cert_file.empty()) {
+    res = get_status(tcp, target);
+  } else {
+    // The daemon of this config: trust exactly its certificate (the leaf as
+    // a trust anchor), whatever CA issued it and whatever name it carries.
+    asio::ssl::context ctx(asio::ssl::context::tls_client);
+    ctx.load_verify_file(target.tls_cert_file);
+    X509_STORE_set_flags(SSL_CTX_get_cert_store(ctx.native_handle()), X509_V_FLAG_PARTIAL_CHAIN);
+    ctx.set_verify_mode(asio::ssl::verify_peer);
+    beast::ssl_stream<beast::tcp_stream> tls(std::move(tcp), ctx);
+    tls.handshake(asio::ssl::stream_base::client);
+    res = get_status(tls, target);
+  }
   if (res.result() == http::status::unauthorized)
     throw std::runtime_error(std::string("GET /status answered 401: the daemon has admin.token set; ") +
                              (target.token.empty() ? "pass --config FILE or --token-file FILE"
@@ -238,7 +262,7 @@ int cmd_status(const Args& a) {
   try {
     body = fetch_status(target);
   } catch (const std::exception& e) {
-    std::cerr << "cdc2doris: cannot read http://" << address << "/status: " << e.what()
+    std::cerr << "cdc2doris: cannot read " << (target.tls_cert_file.empty() ? "http://" : "https://") << address << "/status: " << e.what()
               << " (is the daemon running, and is admin.listen " << address << "?)\n";
     return 1;
   }

@@ -71,6 +71,11 @@ std::string redact_secrets(std::string_view input) {
     out.append(text, i, eq + 1 - i);
     i = eq + 1;
     if (key_start == eq || !is_secret_key(std::string_view(text).substr(key_start, eq - key_start))) continue;
+    if (text.compare(i, kRedacted.size(), kRedacted) == 0) {  // hidden where the text was built
+      out += kRedacted;
+      i += kRedacted.size();
+      continue;
+    }
     if (text.compare(i, 2, "\\\"") == 0) {  // KEY=\"VALUE\" inside an escaped (JSON) string
       const size_t close = text.find("\\\"", i + 2);
       out += "\\\"";

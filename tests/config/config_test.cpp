@@ -146,6 +146,7 @@ admin:
   listen: "0.0.0.0:9000"
   token: "admin-secret-3"
   probes_require_token: true
+  tls: {cert_file: /etc/cdc2doris/admin.pem, key_file: /etc/cdc2doris/admin.key}
   kafka_grace: 20s
   doris_failure_grace: 40s
   stall_timeout: 5m
@@ -217,6 +218,8 @@ logging:
   CHECK(std::find(secrets.begin(), secrets.end(), "admin-secret-3") != secrets.end());
   CHECK(c.admin_token == "admin-secret-3");
   CHECK(c.admin_probes_require_token);
+  CHECK(c.admin_tls_cert_file == "/etc/cdc2doris/admin.pem");
+  CHECK(c.admin_tls_key_file == "/etc/cdc2doris/admin.key");
   auto dump = c.dump();
   CHECK(dump.find("admin-secret-3") == std::string::npos);
   CHECK(dump.find("doris-secret-2") == std::string::npos);
@@ -369,6 +372,8 @@ TEST_CASE("config: redaction by position, never by value: a short password leave
     CHECK(redact_secrets(line) == line);
   // Secrets where the text's structure puts them: KEY=VALUE of a secret key, JAAS options, escaped in JSON.
   CHECK(redact_secrets("sasl.password=kpw-77; sasl.mechanism=PLAIN") == "sasl.password=[redacted]; sasl.mechanism=PLAIN");
+  CHECK(redact_secrets("sasl.password=[redacted] session.timeout.ms=6000") ==
+        "sasl.password=[redacted] session.timeout.ms=6000");  // already hidden at its source: kept as it is
   CHECK(redact_secrets(R"(ScramLoginModule required username="u" password="p w";)") ==
         R"(ScramLoginModule required username="u" password="[redacted]";)");
   CHECK(redact_secrets(R"({"msg":"ssl.key.password=\"k p\" rejected"})") ==
@@ -451,6 +456,7 @@ TEST_CASE("config: admin.token_file is read like password_file; probes_require_t
              Catch::Contains("admin.token_file: cannot read '/nonexistent/token'"));
   CHECK_THAT(error_of(base + "  probes_require_token: true\n"),
              Catch::Contains("admin.probes_require_token: needs admin.token or admin.token_file"));
+  CHECK_THAT(error_of(base + "  tls: {cert_file: /x.pem}\n"), Catch::Contains("admin.tls: needs both cert_file and key_file"));
   // A wrong type on the secret key does not echo it.
   const auto err = error_of(base + "  token: [\"tok-3x\"]\n");
   CHECK_THAT(err, Catch::Contains("hidden: secret"));
