@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 #include <variant>
 #include <fstream>
 #include <sstream>
@@ -15,6 +16,7 @@
 
 #include "config/listen.hpp"
 #include "config/schema.hpp"
+#include "core/common/redact.hpp"
 #include "core/doris/url.hpp"
 #include "core/kafka/probe.hpp"
 
@@ -285,6 +287,19 @@ void with(const YAML::Node& parent, const char* key, F&& f) {
   if (n.IsDefined() && !n.IsNull()) f(n);
 }
 
+// A secret kept in a file (`*_file` keys: a Kubernetes Secret volume, a
+// systemd credential): its content, trailing newlines stripped.
+std::string read_secret_file(const Reader& r, const YAML::Node& n, const std::string& path) {
+  const std::string p = r.str(n, path);
+  std::ifstream in(p);
+  if (!in) r.fail(n.Mark(), path, "cannot read '" + p + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string secret = ss.str();
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+  return secret;
+}
+
 // The host name: a StatefulSet pod name is stable across restarts and
 // unique among the pods, which is what an instance id has to be.
 std::string default_instance_id() {
@@ -379,16 +394,8 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     if (c.doris.user.empty()) r.expected(n, "doris.user", "a Doris user name");
   });
   with(doris, "password", [&](auto& n) { c.doris.password = r.str(n, "doris.password"); });
-  with(doris, "password_file", [&](auto& n) {
-    std::string p = r.str(n, "doris.password_file");
-    std::ifstream in(p);
-    if (!in) r.fail(n.Mark(), "doris.password_file", "cannot read '" + p + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    c.doris.password = ss.str();
-    while (!c.doris.password.empty() && (c.doris.password.back() == '\n' || c.doris.password.back() == '\r'))
-      c.doris.password.pop_back();
-  });
+  with(doris, "password_file",
+       [&](auto& n) { c.doris.password = read_secret_file(r, n, "doris.password_file"); });
   with(doris, "route", [&](auto& n) {
     c.doris.route = r.choice(n, "doris.route", {"fe", "direct"}) == "fe" ? doris::Route::ViaFe : doris::Route::DirectBe;
   });
@@ -650,6 +657,19 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     if (auto* why = std::get_if<ListenError>(&listen)) r.expected(n, "admin.listen", why->expected);
     c.admin_listen = std::get<std::string>(listen);
   });
+  with(root["admin"], "token", [&](auto& n) { c.admin_token = r.str(n, "admin.token"); });
+  with(root["admin"], "token_file", [&](auto& n) { c.admin_token = read_secret_file(r, n, "admin.token_file"); });
+  with(root["admin"], "probes_require_token",
+       [&](auto& n) { c.admin_probes_require_token = r.boolean(n, "admin.probes_require_token"); });
+  const YAML::Node admin = std::as_const(root)["admin"];
+  const YAML::Node admin_tls = admin.IsDefined() && admin.IsMap() ? admin["tls"] : YAML::Node();
+  with(admin_tls, "cert_file", [&](auto& n) { c.admin_tls_cert_file = r.str(n, "admin.tls.cert_file"); });
+  with(admin_tls, "key_file", [&](auto& n) { c.admin_tls_key_file = r.str(n, "admin.tls.key_file"); });
+  if (c.admin_tls_cert_file.empty() != c.admin_tls_key_file.empty())
+    r.fail(admin_tls.Mark(), "admin.tls", "needs both cert_file and key_file");
+  if (c.admin_probes_require_token && c.admin_token.empty())
+    r.fail(admin["probes_require_token"].Mark(), "admin.probes_require_token",
+           "needs admin.token or admin.token_file");
   with(root["admin"], "kafka_grace", [&](auto& n) { c.health.kafka_grace = r.duration(n, "admin.kafka_grace"); });
   with(root["admin"], "doris_failure_grace",
        [&](auto& n) { c.health.doris_failure_grace = r.duration(n, "admin.doris_failure_grace"); });
@@ -718,11 +738,16 @@ std::string Config::dump() const {
   e << YAML::Key << "properties" << YAML::Value << kafka::redact(kafka_properties);
   e << YAML::EndMap;
   e << YAML::Key << "doris" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "fe" << YAML::Value << doris.fe_urls;
+  // Secrets are hidden where they stand (never by searching the text for
+  // their values): the password field, URL userinfo, secret-named
+  // properties and headers.
+  std::vector<std::string> fes;
+  for (const auto& fe : doris.fe_urls) fes.push_back(doris::redact_url(fe));
+  e << YAML::Key << "fe" << YAML::Value << fes;
   e << YAML::Key << "user" << YAML::Value << doris.user;
-  e << YAML::Key << "password" << YAML::Value << (doris.password.empty() ? "" : "[redacted]");
+  e << YAML::Key << "password" << YAML::Value << (doris.password.empty() ? "" : std::string(kRedacted));
   e << YAML::Key << "route" << YAML::Value << (doris.route == doris::Route::ViaFe ? "fe" : "direct");
-  e << YAML::Key << "load_headers" << YAML::Value << load_headers;
+  e << YAML::Key << "load_headers" << YAML::Value << kafka::redact(load_headers);
   e << YAML::EndMap;
   e << YAML::Key << "delivery" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "label_prefix" << YAML::Value << delivery.label_prefix;
@@ -732,9 +757,10 @@ std::string Config::dump() const {
   e << YAML::Key << "state" << YAML::Value << YAML::BeginMap << YAML::Key << "dir" << YAML::Value << state_dir
     << YAML::EndMap;
   e << YAML::Key << "admin" << YAML::Value << YAML::BeginMap << YAML::Key << "listen" << YAML::Value << admin_listen
-    << YAML::EndMap;
+    << YAML::Key << "token" << YAML::Value << (admin_token.empty() ? "" : std::string(kRedacted)) << YAML::Key
+    << "probes_require_token" << YAML::Value << admin_probes_require_token << YAML::EndMap;
   e << YAML::EndMap;
-  return redact(e.c_str(), secrets());
+  return e.c_str();
 }
 
 kafka::SourceConfig Config::source_config() const {

@@ -95,13 +95,18 @@ struct Config {
   int state_retention_epochs = 100;
 
   std::string admin_listen = "127.0.0.1:8080";
+  std::string admin_token;  // empty: no authentication on the admin endpoint
+  bool admin_probes_require_token = false;
+  std::string admin_tls_cert_file;  // both set: the admin endpoint speaks HTTPS only
+  std::string admin_tls_key_file;
   pipeline::HealthOptions health;  // admin.* grace periods and bounds
   std::string log_level = "info";
   std::string log_format = "text";
 
-  // Values that must never be printed (for redaction of logs and dumps): the
-  // Doris password, sensitive librdkafka properties (passwords, tokens, keys,
-  // JAAS config; not sasl.username), passwords in FE/BE URLs.
+  // Values that must never be printed: the Doris password, sensitive
+  // librdkafka properties (passwords, tokens, keys, JAAS config; not
+  // sasl.username), passwords in FE/BE URLs. Never used to scan text (see
+  // core/common/redact.hpp): tests grep every output for them.
   std::vector<std::string> secrets() const;
   // The effective configuration as YAML with secrets redacted.
   std::string dump() const;
@@ -123,11 +128,6 @@ Config load_string(const std::string& text, const std::string& name = "<config>"
 
 // docs/configuration.md as generated from the schema table.
 std::string reference_markdown();
-
-// Redacts by value, never by key name or substring: the userinfo of every URL
-// ("http://***@fe:8030"), and each secret (see Config::secrets()) where it
-// stands as a whole token, so a secret "abc" leaves "abcdef" alone.
-std::string redact(std::string text, const std::vector<std::string>& secrets);
 
 // The router the config describes (include/exclude, rules, templates, map).
 std::unique_ptr<pipeline::Router> make_router(const Config& cfg);

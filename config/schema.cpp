@@ -186,12 +186,25 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"admin.listen", "string", "127.0.0.1:8080",
      "Admin HTTP (`/healthz`, `/readyz`, `/metrics`, `/status`): `HOST:PORT`, HOST an IP address (`[::1]` for IPv6) "
      "or a name resolved at startup (`localhost`); port 0 picks a free one."},
+    {"admin.token", "string", "\"\"",
+     "Bearer token required on `/status` and `/metrics` (`Authorization: Bearer TOKEN`; otherwise 401 with "
+     "`WWW-Authenticate: Bearer`). Empty: no authentication. Prefer `token_file` or `${ENV}`.",
+     true},
+    {"admin.token_file", "string", "",
+     "File whose content (trailing newline stripped) is `admin.token` (a Kubernetes Secret volume)."},
+    {"admin.probes_require_token", "boolean", "false",
+     "Also require the token on `/healthz` and `/readyz` (open by default: kubelet probes send no token)."},
+    {"admin.tls.cert_file", "string", "",
+     "PEM certificate (chain) for HTTPS on the admin endpoint; with `key_file`. Empty: plain HTTP. "
+     "`cdc2doris status --config` trusts exactly this certificate.", false},
+    {"admin.tls.key_file", "string", "", "PEM private key of `admin.tls.cert_file`.", false},
     {"admin.kafka_grace", "duration", "15s",
      "`/readyz` fails once Kafka is unreachable, or a configured topic is missing, for longer (at once if Kafka never answered).",
      false, at_least(1)},
-    {"admin.doris_failure_grace", "duration", "30s",
-     "`/readyz` fails once Doris loads or commits have failed for longer without a success in between.", false,
-     at_least(1)},
+    {"admin.doris_failure_grace", "duration", "0s",
+     "`/readyz` fails once Doris loads or commits have failed for longer without a success in between. `0s`: from "
+     "the first failed load or commit until one succeeds again, across every retry (no 200 between retries).",
+     false, at_least(0)},
     {"admin.stall_timeout", "duration", "120s",
      "`/readyz` fails once the epoch machine has not advanced for longer (at least 2 x `delivery.epoch_interval`).",
      false, at_least(1)},

@@ -4,13 +4,21 @@
 #include "daemon/process_metrics.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
+#include <cctype>
+
+#include <optional>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 #include <thread>
 
@@ -44,6 +52,47 @@ void gauge(std::ostringstream& os, const char* name, const char* help, double v)
 }
 
 }  // namespace
+
+namespace {
+
+// admin.tls: the server side, TLS 1.2 or newer.
+asio::ssl::context server_tls(const std::string& cert_file, const std::string& key_file) {
+  asio::ssl::context ctx(asio::ssl::context::tls_server);
+  ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                  asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1 |
+                  asio::ssl::context::single_dh_use);
+  beast::error_code ec;
+  ctx.use_certificate_chain_file(cert_file, ec);
+  if (ec) throw std::invalid_argument("admin.tls.cert_file " + cert_file + ": " + ec.message());
+  ctx.use_private_key_file(key_file, asio::ssl::context::pem, ec);
+  if (ec) throw std::invalid_argument("admin.tls.key_file " + key_file + ": " + ec.message());
+  if (SSL_CTX_check_private_key(ctx.native_handle()) != 1)
+    throw std::invalid_argument("admin.tls.key_file " + key_file + " does not match admin.tls.cert_file " + cert_file);
+  return ctx;
+}
+
+}  // namespace
+
+bool bearer_matches(std::string_view authorization, const std::string& token) {
+  // RFC 6750 §2.1: credentials = "Bearer" 1*SP token; the scheme is
+  // case-insensitive (RFC 9110 §11.1).
+  constexpr std::string_view kScheme = "bearer";
+  if (token.empty() || authorization.size() <= kScheme.size() || authorization[kScheme.size()] != ' ') return false;
+  for (size_t i = 0; i < kScheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) return false;
+  std::string_view presented = authorization.substr(kScheme.size());
+  while (!presented.empty() && presented.front() == ' ') presented.remove_prefix(1);
+  while (!presented.empty() && (presented.back() == ' ' || presented.back() == '\t')) presented.remove_suffix(1);
+  // Digests of equal length: the comparison's time depends on neither the
+  // token's content nor its length.
+  unsigned char want[EVP_MAX_MD_SIZE], got[EVP_MAX_MD_SIZE];
+  unsigned int want_len = 0, got_len = 0;
+  if (EVP_Digest(token.data(), token.size(), want, &want_len, EVP_sha256(), nullptr) != 1 ||
+      EVP_Digest(presented.data(), presented.size(), got, &got_len, EVP_sha256(), nullptr) != 1 ||
+      want_len != got_len)
+    return false;
+  return CRYPTO_memcmp(want, got, want_len) == 0;
+}
 
 namespace {
 
@@ -298,6 +347,7 @@ class AdminServer::Impl {
  public:
   Impl(const std::string& listen, const pipeline::Metrics& metrics, Readiness readiness, AdminOptions options)
       : metrics_(metrics), readiness_(std::move(readiness)), options_(std::move(options)), acceptor_(ioc_) {
+    if (!options_.tls_cert_file.empty()) tls_.emplace(server_tls(options_.tls_cert_file, options_.tls_key_file));
     auto colon = listen.rfind(':');
     if (colon == std::string::npos) throw std::invalid_argument("admin.listen: expected host:port, got '" + listen + "'");
     std::string host = listen.substr(0, colon);
@@ -326,18 +376,34 @@ class AdminServer::Impl {
   }
 
  private:
-  struct Session : std::enable_shared_from_this<Session> {
-    Session(tcp::socket s, Impl& owner) : stream(std::move(s)), owner(owner) {}
-    beast::tcp_stream stream;
+  // One connection, plain or TLS (admin.tls): the TLS one shakes hands first.
+  template <class Stream>
+  struct Session : std::enable_shared_from_this<Session<Stream>> {
+    template <class... Args>
+    explicit Session(Impl& owner, Args&&... args) : stream(std::forward<Args>(args)...), owner(owner) {}
+    Stream stream;
     beast::flat_buffer buf;
     http::request<http::string_body> req;
     http::response<http::string_body> res;
     Impl& owner;
 
+    static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+    void start() {
+      if constexpr (kTls) {
+        beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
+        stream.async_handshake(asio::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+          if (ec) return;  // a plain-HTTP client or a failed handshake: nothing to answer
+          self->read();
+        });
+      } else {
+        read();
+      }
+    }
     void read() {
       req = {};
-      stream.expires_after(std::chrono::seconds(30));
-      http::async_read(stream, buf, req, [self = shared_from_this()](beast::error_code ec, size_t) {
+      beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
+      http::async_read(stream, buf, req, [self = this->shared_from_this()](beast::error_code ec, size_t) {
         if (ec) return;
         self->respond();
       });
@@ -346,10 +412,10 @@ class AdminServer::Impl {
       owner.handle(req, res);
       res.keep_alive(req.keep_alive());
       res.prepare_payload();
-      http::async_write(stream, res, [self = shared_from_this()](beast::error_code ec, size_t) {
+      http::async_write(stream, res, [self = this->shared_from_this()](beast::error_code ec, size_t) {
         if (ec || !self->res.keep_alive()) {
           beast::error_code ignored;
-          self->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+          beast::get_lowest_layer(self->stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
           return;
         }
         self->read();
@@ -360,7 +426,10 @@ class AdminServer::Impl {
   void accept() {
     acceptor_.async_accept(asio::make_strand(ioc_), [this](beast::error_code ec, tcp::socket s) {
       if (ec) return;  // closed on shutdown
-      std::make_shared<Session>(std::move(s), *this)->read();
+      if (tls_)
+        std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(s), *tls_)->start();
+      else
+        std::make_shared<Session<beast::tcp_stream>>(*this, std::move(s))->start();
       accept();
     });
   }
@@ -377,6 +446,7 @@ class AdminServer::Impl {
       res.body() = "only GET\n";
       return;
     }
+    if (!authorized(req, target, res)) return;
     if (target == "/healthz") {
       std::string why = readiness_.alive ? readiness_.alive() : "";
       res.result(why.empty() ? http::status::ok : http::status::service_unavailable);
@@ -402,6 +472,25 @@ class AdminServer::Impl {
     }
   }
 
+  // admin.token: /status and /metrics need it, the probes only with
+  // probes_require_token (kubelet probes send no header). Unknown paths
+  // answer 404 either way: they reveal nothing.
+  bool authorized(const http::request<http::string_body>& req, const std::string& target,
+                  http::response<http::string_body>& res) const {
+    if (options_.token.empty()) return true;
+    const bool probe = target == "/healthz" || target == "/readyz";
+    if (!(probe ? options_.probes_require_token : target == "/metrics" || target == "/status")) return true;
+    auto it = req.find(http::field::authorization);
+    if (it != req.end() && bearer_matches(it->value(), options_.token)) return true;
+    // RFC 6750 §3: the challenge; error="invalid_token" once a token was presented.
+    res.result(http::status::unauthorized);
+    res.set(http::field::www_authenticate, it == req.end() ? R"(Bearer realm="cdc2doris")"
+                                                           : R"(Bearer realm="cdc2doris", error="invalid_token")");
+    res.set(http::field::content_type, "text/plain");
+    res.body() = "unauthorized: " + target + " needs the header 'Authorization: Bearer <admin.token>'\n";
+    return false;
+  }
+
   ScrapeState scrape_state() const {
     return {readiness_.check ? readiness_.check() : "", readiness_.alive ? readiness_.alive() : ""};
   }
@@ -409,6 +498,7 @@ class AdminServer::Impl {
   const pipeline::Metrics& metrics_;
   Readiness readiness_;
   AdminOptions options_;
+  std::optional<asio::ssl::context> tls_;
   asio::io_context ioc_;
   tcp::acceptor acceptor_;
   std::jthread thread_;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/pipeline/metrics.hpp"
 
@@ -26,7 +27,19 @@ struct AdminOptions {
   // process_* from /proc at scrape time (the daemon turns it on; off where a
   // test compares a scrape with render_metrics()).
   bool process_metrics = false;
+  // Non-empty: /status and /metrics (and, with probes_require_token, /healthz
+  // and /readyz) answer 401 unless the request carries
+  // `Authorization: Bearer <token>`; compared in constant time.
+  std::string token;
+  bool probes_require_token = false;
+  // Non-empty: HTTPS only (TLS >= 1.2) with this PEM certificate chain and key.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
+
+// Whether `authorization` (an Authorization header's value) presents `token`
+// as a bearer token. Constant time in the token's content and length.
+bool bearer_matches(std::string_view authorization, const std::string& token);
 
 // What one scrape adds to the metrics: readiness and liveness as 0/1 gauges.
 struct ScrapeState {

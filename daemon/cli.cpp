@@ -25,7 +25,7 @@ Usage:
                                            abort a retired instance's lingering Doris txns
   cdc2doris decode [--config FILE] [--framed] [options]
                                            decode Debezium JSON lines from stdin (dry run)
-  cdc2doris status --config FILE | --admin HOST:PORT
+  cdc2doris status --config FILE | --admin HOST:PORT [--token-file FILE]
                                            the running daemon's health, epochs, lag, freshness
                                            and errors per table and partition (exit 1: not ready)
   cdc2doris config-reference               print the configuration reference (Markdown)
@@ -95,10 +95,11 @@ const char* const kConfigReferenceUsage = R"(Usage: cdc2doris config-reference
 Prints the configuration reference (docs/configuration.md) as Markdown.
 )";
 
-const char* const kStatusUsage = R"(Usage: cdc2doris status --config FILE
-       cdc2doris status --admin HOST:PORT
+const char* const kStatusUsage = R"(Usage: cdc2doris status --config FILE [--token-file FILE]
+       cdc2doris status --admin HOST:PORT [--token-file FILE]
 
-Reads the running daemon's /status (at admin.listen of FILE, or HOST:PORT) and
+Reads the running daemon's /status (at admin.listen of FILE, or HOST:PORT;
+with admin.token set, presenting the token of FILE's config or --token-file) and
 prints readiness with its reasons, the open and committing epochs, Kafka and
 Doris state, per table rows, last commit, freshness and errors, per partition
 position, committed offset, high watermark and lag, and the recent errors.

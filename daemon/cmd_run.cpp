@@ -74,7 +74,7 @@ constexpr auto kHardStopMargin = std::chrono::seconds(3);
 
 int cmd_run(const Args& a) {
   config::Config cfg = load_config_or_exit(a);
-  setup_logging(cfg.log_level, cfg.log_format, cfg.secrets());
+  setup_logging(cfg.log_level, cfg.log_format);
   const sigset_t signals = block_signals();
   spdlog::info("{} starting; config {}", version_line(), cfg.path);
 
@@ -151,10 +151,18 @@ int cmd_run(const Args& a) {
   admin_options.version = std::string(build_info::version());
   admin_options.commit = std::string(build_info::commit());
   admin_options.process_metrics = true;
+  admin_options.token = cfg.admin_token;
+  admin_options.probes_require_token = cfg.admin_probes_require_token;
+  admin_options.tls_cert_file = cfg.admin_tls_cert_file;
+  admin_options.tls_key_file = cfg.admin_tls_key_file;
   std::unique_ptr<AdminServer> admin;
   try {
     admin = std::make_unique<AdminServer>(cfg.admin_listen, metrics, readiness, admin_options);
-    spdlog::info("admin endpoint on http://{} (/healthz /readyz /metrics /status)", admin->address());
+    spdlog::info("admin endpoint on {}://{} (/healthz /readyz /metrics /status){}",
+                 cfg.admin_tls_cert_file.empty() ? "http" : "https", admin->address(),
+                 cfg.admin_token.empty()                ? "; no token (admin.token)"
+                 : cfg.admin_probes_require_token ? "; bearer token required on every path"
+                                                        : "; bearer token required on /metrics and /status");
   } catch (const std::exception& e) {
     spdlog::error("admin.listen {}: {}", cfg.admin_listen, e.what());
     return kExitUsage;

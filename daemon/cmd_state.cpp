@@ -115,12 +115,12 @@ int cmd_state(const Args& a) {
   }
   if (a.positional[0] == "abort-lingering") {
     config::Config cfg = load_config_or_exit(a);
-    setup_logging("warn", "text", cfg.secrets());
+    setup_logging("warn", "text");
     return abort_lingering(a, cfg);
   }
   const bool reset = a.positional[0] == "reset";
   config::Config cfg = load_config_or_exit(a);
-  setup_logging("warn", "text", cfg.secrets());
+  setup_logging("warn", "text");
   if (reset && !a.has("yes")) {
     std::cerr << "cdc2doris: state reset deletes every checkpoint in " << cfg.state_dir
               << "; the next run resumes from the consumer group's offsets. Add --yes to confirm.\n";

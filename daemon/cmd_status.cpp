@@ -5,11 +5,15 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
+#include <openssl/x509_vfy.h>
 
 #include <cstdio>
+#include <fstream>
 #include <ctime>
 #include <iomanip>
 #include <iostream>
@@ -26,35 +30,80 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace json = boost::json;
 
-// The address to ask: a wildcard listen address is reached over loopback.
-std::string admin_address(const Args& a) {
-  if (a.has("admin")) return a.get("admin");
+struct Target {
+  std::string address;
+  std::string token;  // admin.token, or --token-file's content; empty: none sent
+  std::string tls_cert_file;  // admin.tls.cert_file of --config: HTTPS, trusting that certificate
+};
+
+// The address to ask (a wildcard listen address is reached over loopback)
+// and the token to present.
+Target admin_target(const Args& a) {
+  Target t;
+  if (a.has("token-file")) {
+    std::ifstream in(a.get("token-file"));
+    if (!in) throw std::invalid_argument("--token-file: cannot read '" + a.get("token-file") + "'");
+    std::getline(in, t.token);
+    while (!t.token.empty() && t.token.back() == '\r') t.token.pop_back();
+  }
+  if (a.has("admin")) {
+    t.address = a.get("admin");
+    return t;
+  }
   config::Config cfg = load_config_or_exit(a);
+  if (t.token.empty()) t.token = cfg.admin_token;
+  t.tls_cert_file = cfg.admin_tls_cert_file;
   std::string addr = cfg.admin_listen;
   auto colon = addr.rfind(':');
   std::string host = addr.substr(0, colon);
   if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
   if (host == "[::]" || host == "::") host = "[::1]";
-  return host + addr.substr(colon);
+  t.address = host + addr.substr(colon);
+  return t;
 }
 
-std::string fetch_status(const std::string& address) {
-  asio::io_context ioc;
-  asio::ip::tcp::resolver resolver(ioc);
-  beast::tcp_stream stream(ioc);
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos) throw std::invalid_argument("--admin: expected HOST:PORT, got '" + address + "'");
-  std::string host = address.substr(0, colon);
-  if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
-  stream.expires_after(std::chrono::seconds(10));
-  stream.connect(resolver.resolve(host, address.substr(colon + 1)));
+template <class Stream>
+http::response<http::string_body> get_status(Stream& stream, const Target& target) {
   http::request<http::empty_body> req(http::verb::get, "/status", 11);
-  req.set(http::field::host, address);
+  req.set(http::field::host, target.address);
+  if (!target.token.empty()) req.set(http::field::authorization, "Bearer " + target.token);
   req.keep_alive(false);
   http::write(stream, req);
   beast::flat_buffer buf;
   http::response<http::string_body> res;
   http::read(stream, buf, res);
+  return res;
+}
+
+std::string fetch_status(const Target& target) {
+  const std::string& address = target.address;
+  asio::io_context ioc;
+  asio::ip::tcp::resolver resolver(ioc);
+  beast::tcp_stream tcp(ioc);
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) throw std::invalid_argument("--admin: expected HOST:PORT, got '" + address + "'");
+  std::string host = address.substr(0, colon);
+  if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  tcp.expires_after(std::chrono::seconds(10));
+  tcp.connect(resolver.resolve(host, address.substr(colon + 1)));
+  http::response<http::string_body> res;
+  if (target.tls_cert_file.empty()) {
+    res = get_status(tcp, target);
+  } else {
+    // The daemon of this config: trust exactly its certificate (the leaf as
+    // a trust anchor), whatever CA issued it and whatever name it carries.
+    asio::ssl::context ctx(asio::ssl::context::tls_client);
+    ctx.load_verify_file(target.tls_cert_file);
+    X509_STORE_set_flags(SSL_CTX_get_cert_store(ctx.native_handle()), X509_V_FLAG_PARTIAL_CHAIN);
+    ctx.set_verify_mode(asio::ssl::verify_peer);
+    beast::ssl_stream<beast::tcp_stream> tls(std::move(tcp), ctx);
+    tls.handshake(asio::ssl::stream_base::client);
+    res = get_status(tls, target);
+  }
+  if (res.result() == http::status::unauthorized)
+    throw std::runtime_error(std::string("GET /status answered 401: the daemon has admin.token set; ") +
+                             (target.token.empty() ? "pass --config FILE or --token-file FILE"
+                                                   : "the token presented is not admin.token"));
   if (res.result() != http::status::ok)
     throw std::runtime_error("GET /status answered " + std::to_string(res.result_int()));
   return res.body();
@@ -201,12 +250,19 @@ int cmd_status(const Args& a) {
     std::cerr << "usage: cdc2doris status --config FILE | --admin HOST:PORT\n";
     return kExitUsage;
   }
-  const std::string address = admin_address(a);
+  Target target;
+  try {
+    target = admin_target(a);
+  } catch (const std::exception& e) {
+    std::cerr << "cdc2doris status: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  const std::string& address = target.address;
   std::string body;
   try {
-    body = fetch_status(address);
+    body = fetch_status(target);
   } catch (const std::exception& e) {
-    std::cerr << "cdc2doris: cannot read http://" << address << "/status: " << e.what()
+    std::cerr << "cdc2doris: cannot read " << (target.tls_cert_file.empty() ? "http://" : "https://") << address << "/status: " << e.what()
               << " (is the daemon running, and is admin.listen " << address << "?)\n";
     return 1;
   }

@@ -8,7 +8,7 @@
 #include <ctime>
 #include <mutex>
 
-#include "config/config.hpp"
+#include "core/common/redact.hpp"
 
 namespace cdc2doris::daemon {
 
@@ -39,11 +39,11 @@ std::string json_escape(std::string_view s) {
 
 class StderrSink final : public spdlog::sinks::base_sink<std::mutex> {
  public:
-  StderrSink(bool json, std::vector<std::string> secrets) : json_(json), secrets_(std::move(secrets)) {}
+  explicit StderrSink(bool json) : json_(json) {}
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    const std::string text = config::redact(std::string(msg.payload.data(), msg.payload.size()), secrets_);
+    const std::string text = redact_secrets(std::string_view(msg.payload.data(), msg.payload.size()));
     auto t = std::chrono::system_clock::to_time_t(msg.time);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch()).count() % 1000;
     std::tm tm{};
@@ -67,13 +67,12 @@ class StderrSink final : public spdlog::sinks::base_sink<std::mutex> {
 
  private:
   bool json_;
-  std::vector<std::string> secrets_;
 };
 
 }  // namespace
 
-void setup_logging(const std::string& level, const std::string& format, std::vector<std::string> secrets) {
-  auto sink = std::make_shared<StderrSink>(format == "json", std::move(secrets));
+void setup_logging(const std::string& level, const std::string& format) {
+  auto sink = std::make_shared<StderrSink>(format == "json");
   auto logger = std::make_shared<spdlog::logger>("cdc2doris", sink);
   logger->set_level(spdlog::level::from_str(level));
   logger->flush_on(spdlog::level::info);

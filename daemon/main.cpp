@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "config/config.hpp"
+#include "core/common/redact.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/exit_codes.hpp"
@@ -24,7 +25,7 @@ const Command kCommands[] = {
     {"decode", "", {}, {}, 0, cmd_decode, /*own_arguments=*/true},
     {"config-reference", kConfigReferenceUsage, {}, {}, 0, cmd_config_reference},
     {"version", kVersionUsage, {}, {}, 0, cmd_version},
-    {"status", kStatusUsage, {}, {"config", "admin"}, 0, cmd_status},
+    {"status", kStatusUsage, {}, {"config", "admin", "token-file"}, 0, cmd_status},
 };
 
 int dispatch(int argc, char** argv) {
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
     return cdc2doris::daemon::dispatch(argc, argv);
   } catch (const std::exception& e) {
     // No configuration is at hand here: URL userinfo is what can be cleaned.
-    std::cerr << "cdc2doris: fatal: " << cdc2doris::config::redact(e.what(), {}) << "\n";
+    std::cerr << "cdc2doris: fatal: " << cdc2doris::redact_secrets(e.what()) << "\n";
     return cdc2doris::daemon::kExitFatal;
   }
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "state/checkpoint_store.hpp"
@@ -29,13 +30,20 @@ std::optional<pid_t> DirLock::read_holder(const std::filesystem::path& dir) {
 }
 
 DirLock::DirLock(const std::filesystem::path& dir) {
+  // The state directory is also RocksDB's: created 0700, as systemd's
+  // StateDirectoryMode does, since its records name tables, offsets and
+  // labels (issue 35). Its parents get the usual mode; a directory that
+  // exists keeps the one its owner chose.
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::exists(dir, ec)) {
+    if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), ec);
+    if (!ec && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) ec = std::error_code(errno, std::generic_category());
+  }
   if (ec) {
     throw StateError(StateError::Kind::Io, "cannot create state directory " + dir.string() + ": " + ec.message());
   }
   auto file = dir / kFileName;
-  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) {
     throw StateError(StateError::Kind::Io, "cannot open " + file.string() + ": " + errno_text(errno));
   }

@@ -27,6 +27,7 @@ state::EpochRecord Pipeline::Impl::make_record(uint64_t epoch, std::vector<state
 }
 
 std::optional<doris::DorisError> Pipeline::Impl::finish_loads(LoadMap& loads, std::vector<state::TableTxn>& txns) {
+  const size_t had = txns.size();
   // Bodies first, answers after: every BE works on its loads in parallel, and
   // ending 1,000 loads costs one round trip, not 1,000 (issue 18). A failure
   // here or below aborts the epoch by label, bodies ended or not.
@@ -34,24 +35,14 @@ std::optional<doris::DorisError> Pipeline::Impl::finish_loads(LoadMap& loads, st
     for (auto& load : tl.loads)
       if (!load.skip) {
         if (auto err = flush_pending(load)) return err;
-        if (auto err = load.stream->end_body()) {
-          note_txn_limit(*err, target.db);
-          return err;
-        }
+        if (auto err = load.stream->end_body()) return load_failed(load, std::move(*err));
       }
   for (auto& [target, tl] : loads) {
     uint32_t part = 0;  // commit order within the table
     for (auto& load : tl.loads) {
       if (load.skip) continue;
       auto res = load.stream->finish();
-      if (auto* err = std::get_if<doris::DorisError>(&res)) {
-        note_txn_limit(*err, target.db);
-        deps_.metrics.add_doris_error(doris::to_string(err->kind()));
-        deps_.metrics.set_table_error(target.name(), err->what());
-        deps_.metrics.load_failed(err->what());
-        deps_.metrics.note_error("load", err->what());
-        return *err;
-      }
+      if (auto* err = std::get_if<doris::DorisError>(&res)) return load_failed(load, std::move(*err));
       const auto& r = std::get<doris::LoadResult>(res);
       if (r.filtered_rows > 0)
         log_->warn("table {}: {} row(s) filtered by Doris within max_filter_ratio (label {}, txn {}, {})",
@@ -60,7 +51,9 @@ std::optional<doris::DorisError> Pipeline::Impl::finish_loads(LoadMap& loads, st
       txns.push_back({target.db, target.table, load.spec.label, r.txn_id, false, part++});
     }
   }
-  if (!loads.empty()) deps_.metrics.load_succeeded();
+  // Only a load Doris pre-committed now ends a failure streak: a replay
+  // whose parts were all committed before loaded nothing.
+  if (txns.size() > had) deps_.metrics.load_succeeded();
   return std::nullopt;
 }
 
@@ -314,6 +307,10 @@ void Pipeline::Impl::drive_closing(bool block) {
       it = c.inflight.erase(it);
       auto& txn = c.record.txns[idx];
       if (auto* err = std::get_if<doris::DorisError>(&res)) {
+        auto& ctx = err->context();
+        if (ctx.table.empty()) ctx.table = txn.db + "." + txn.table;
+        if (ctx.label.empty()) ctx.label = txn.label;
+        if (!ctx.txn_id) ctx.txn_id = txn.txn_id;
         deps_.metrics.add_doris_error(doris::to_string(err->kind()));
         deps_.metrics.commit_failed(err->what());
         deps_.metrics.note_error("commit", err->what());

@@ -18,7 +18,8 @@ void Pipeline::Impl::fail(const Error& error, const std::string& reason) {
   log_->warn("epoch {}: {} failed: {}", replay_ ? replay_->record.epoch : open_.epoch, reason, error.what());
   failure_ = error;
   failure_reason_ = reason;
-  if (reason == "schema lookup") {
+  // Doris lookups a load needs count as failed loads for /readyz.
+  if (reason == "schema lookup" || reason == "table properties lookup") {
     deps_.metrics.load_failed(error.what());
     deps_.metrics.note_error(reason, error.what());
   } else if (reason != "load") {  // load errors were noted where they happened

@@ -14,9 +14,11 @@ void add(std::string& out, const std::string& reason) {
 }
 
 void streak(std::string& out, const FailureStreak& s, const char* what, int64_t now, int64_t grace) {
-  if (s.since_unix_ms == 0 || now - s.since_unix_ms < grace) return;
-  add(out, std::string("Doris ") + what + " failing for " + secs(now - s.since_unix_ms) + " (" +
-               std::to_string(s.count) + " failures; last: " + s.last_error + ")");
+  // No grace (the default): from the first failure on, also across the
+  // backoff and re-read between attempts, until a success clears the streak.
+  if (s.since_unix_ms == 0 || (grace > 0 && now - s.since_unix_ms < grace)) return;
+  add(out, std::string("Doris ") + what + " failing for " + secs(std::max<int64_t>(0, now - s.since_unix_ms)) +
+               " (" + std::to_string(s.in_streak) + " failures; last: " + s.last_error + ")");
 }
 
 }  // namespace

@@ -15,8 +15,10 @@ struct HealthOptions {
   // start is not ready at once.
   std::chrono::milliseconds kafka_grace{15'000};
   // Doris loads (or commits) failing without a success in between for longer
-  // than this: not ready.
-  std::chrono::milliseconds doris_failure_grace{30'000};
+  // than this: not ready. 0: from the first failure until a load (commit)
+  // succeeds again. A grace would answer 200 while every attempt fails, and
+  // probes sampling across retries saw readiness flap (issue 35).
+  std::chrono::milliseconds doris_failure_grace{0};
   // The epoch machine has not advanced (no epoch committed, no idle epoch
   // end) for longer than this: not ready. Never below 2 x epoch_interval.
   std::chrono::milliseconds stall_timeout{120'000};

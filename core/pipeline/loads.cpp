@@ -306,15 +306,21 @@ std::optional<doris::DorisError> Pipeline::Impl::flush_pending(OpenLoad& load) {
   // earlier run left behind: aborting the epoch aborts by label, which frees
   // the label for the retry.
   auto err = load.stream->write_from(load.pending);
-  if (err) {
-    note_txn_limit(*err, load.target.db);
-    deps_.metrics.add_doris_error(doris::to_string(err->kind()));
-    deps_.metrics.set_table_error(load.target.name(), err->what());
-    deps_.metrics.load_failed(err->what());
-    deps_.metrics.note_error("load", err->what());
-    return err;
-  }
+  if (err) return load_failed(load, std::move(*err));
   return std::nullopt;
+}
+
+doris::DorisError Pipeline::Impl::load_failed(const OpenLoad& load, doris::DorisError err) {
+  auto& ctx = err.context();
+  if (ctx.table.empty()) ctx.table = load.target.name();
+  if (ctx.label.empty()) ctx.label = load.spec.label;
+  note_txn_limit(err, load.target.db);
+  const std::string what = err.what();
+  deps_.metrics.add_doris_error(doris::to_string(err.kind()));
+  deps_.metrics.set_table_error(load.target.name(), what);
+  deps_.metrics.load_failed(what);
+  deps_.metrics.note_error("load", what);
+  return err;
 }
 
 void Pipeline::Impl::apply_memory_cap() {

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "core/common/redact.hpp"
+
 namespace cdc2doris::pipeline {
 
 namespace {
@@ -15,9 +17,13 @@ int64_t lag_of(const PartitionStats& p) {
 }
 
 void fail(FailureStreak& s, const std::string& error, int64_t now) {
-  if (s.since_unix_ms == 0) s.since_unix_ms = now;
+  if (s.since_unix_ms == 0) {
+    s.since_unix_ms = now;
+    s.in_streak = 0;
+  }
   s.last_unix_ms = now;
   ++s.count;
+  ++s.in_streak;
   s.last_error = error;
 }
 
@@ -79,7 +85,7 @@ void Metrics::table_committed(const std::string& table, int64_t newest_source_ms
 void Metrics::set_table_error(const std::string& table, const std::string& error) {
   std::lock_guard lk(mu_);
   auto& t = s_.tables[table];
-  t.last_error = error;
+  t.last_error = redact_secrets(error);
   t.last_error_unix_ms = unix_now_ms();
 }
 
@@ -215,7 +221,7 @@ void Metrics::set_epoch_views(std::optional<EpochView> open, std::vector<EpochVi
 void Metrics::load_failed(const std::string& error) {
   const int64_t now = unix_now_ms();
   std::lock_guard lk(mu_);
-  fail(s_.load_failures, error, now);
+  fail(s_.load_failures, redact_secrets(error), now);
 }
 
 void Metrics::load_succeeded() {
@@ -226,7 +232,7 @@ void Metrics::load_succeeded() {
 void Metrics::commit_failed(const std::string& error) {
   const int64_t now = unix_now_ms();
   std::lock_guard lk(mu_);
-  fail(s_.commit_failures, error, now);
+  fail(s_.commit_failures, redact_secrets(error), now);
 }
 
 void Metrics::commit_succeeded() {
@@ -237,7 +243,7 @@ void Metrics::commit_succeeded() {
 void Metrics::note_error(const std::string& where, const std::string& message) {
   const int64_t now = unix_now_ms();
   std::lock_guard lk(mu_);
-  s_.recent_errors.push_back({now, where, message});
+  s_.recent_errors.push_back({now, where, redact_secrets(message)});
   while (s_.recent_errors.size() > kRecentErrors) s_.recent_errors.pop_front();
 }
 
@@ -262,13 +268,13 @@ void Metrics::set_kafka_unreachable(const std::string& problem) {
   std::lock_guard lk(mu_);
   auto& k = s_.kafka;
   if (k.unreachable_since_ms == 0) k.unreachable_since_ms = now;
-  k.problem = problem;
+  k.problem = redact_secrets(problem);
   k.checked_unix_ms = now;
 }
 
 void Metrics::set_doris_fe_problem(const std::string& problem) {
   std::lock_guard lk(mu_);
-  s_.doris_fe_problem = problem;
+  s_.doris_fe_problem = redact_secrets(problem);
 }
 
 Snapshot Metrics::snapshot() const {

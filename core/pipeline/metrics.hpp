@@ -1,5 +1,6 @@
 #pragma once
-// What the pipeline counts, for /metrics and /status (issues 7, 13). Written
+// What the pipeline counts, for /metrics and /status (issues 7, 13). Error
+// texts are stored through redact_secrets (core/common/redact.hpp). Written
 // by the pipeline thread and the health monitor's thread, read by the admin
 // server's thread: counters are atomics, per-table and per-partition details
 // sit behind one mutex and are copied out as a snapshot.
@@ -68,7 +69,8 @@ inline constexpr const char* kRewindReasons[] = {"kafka",         "load",       
 struct FailureStreak {
   int64_t since_unix_ms = 0;
   int64_t last_unix_ms = 0;
-  uint64_t count = 0;
+  uint64_t count = 0;      // every failure since start
+  uint64_t in_streak = 0;  // failures since the last success
   std::string last_error;
 };
 

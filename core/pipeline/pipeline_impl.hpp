@@ -216,6 +216,10 @@ class Pipeline::Impl : public kafka::RebalanceListener {
                      bool replaying);
   void append_row(OpenLoad& load, const decode::Row& row);
   std::optional<doris::DorisError> flush_pending(OpenLoad& load);
+  // A load failed: the error gets the load's table and label if it lacks
+  // them, and every signal of it is set here: the failure streak /readyz
+  // judges, the table's error, the error history, the Doris error counter.
+  doris::DorisError load_failed(const OpenLoad& load, doris::DorisError err);
   bool should_end_epoch() const;
   // Ends the open epoch when a backlog has just been read to its end.
   void end_epoch_if_caught_up(size_t polled, size_t polled_bytes);

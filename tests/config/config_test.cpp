@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "config/config.hpp"
+#include "core/common/redact.hpp"
 #include "config/schema.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -147,6 +148,9 @@ state:
   retention_epochs: 10
 admin:
   listen: "0.0.0.0:9000"
+  token: "admin-secret-3"
+  probes_require_token: true
+  tls: {cert_file: /etc/cdc2doris/admin.pem, key_file: /etc/cdc2doris/admin.key}
   kafka_grace: 20s
   doris_failure_grace: 40s
   stall_timeout: 5m
@@ -162,7 +166,7 @@ logging:
   for (const auto& k : config::schema()) {
     std::string last(k.path.substr(k.path.rfind('.') + 1));
     INFO(k.path);
-    if (k.path == "doris.password_file") continue;  // exclusive with password; its own test below
+    if (k.path == "doris.password_file" || k.path == "admin.token_file") continue;  // own tests below
     CHECK(full.find(last + ":") != std::string::npos);
   }
   CHECK(c.topics == std::vector<std::string>{"a", "b", "^dbserver1\\..*"});
@@ -226,7 +230,13 @@ logging:
   auto secrets = c.secrets();
   CHECK(std::find(secrets.begin(), secrets.end(), "doris-secret-2") != secrets.end());
   CHECK(std::find(secrets.begin(), secrets.end(), "kafka-secret-1") != secrets.end());
+  CHECK(std::find(secrets.begin(), secrets.end(), "admin-secret-3") != secrets.end());
+  CHECK(c.admin_token == "admin-secret-3");
+  CHECK(c.admin_probes_require_token);
+  CHECK(c.admin_tls_cert_file == "/etc/cdc2doris/admin.pem");
+  CHECK(c.admin_tls_key_file == "/etc/cdc2doris/admin.key");
   auto dump = c.dump();
+  CHECK(dump.find("admin-secret-3") == std::string::npos);
   CHECK(dump.find("doris-secret-2") == std::string::npos);
   CHECK(dump.find("kafka-secret-1") == std::string::npos);
   CHECK(dump.find("[redacted]") != std::string::npos);
@@ -357,30 +367,49 @@ TEST_CASE("config: rejects what run would reject, at the value's file:line:col",
   CHECK(config::load_string(base + "routing:\n  rules: [{match: \"(shop\\\\..*)\", target: \"$1\"}]\n", "t").rules.size() == 1);
 }
 
-TEST_CASE("config: redaction by value, as whole tokens, user names are not secrets", "[config][secrets]") {
+TEST_CASE("config: redaction by position, never by value: a short password leaves addresses and versions alone",
+          "[config][secrets][issue35]") {
   auto c = config::load_string(
-      "kafka:\n  bootstrap_servers: k\n  group_id: cdc2doris\n  topics: [a]\n  properties:\n"
+      "kafka:\n  bootstrap_servers: 127.0.0.1:9092\n  group_id: cdc2doris\n  topics: [a]\n  properties:\n"
       "    security.protocol: SASL_PLAINTEXT\n    sasl.mechanism: PLAIN\n"
-      "    sasl.username: cdc2doris\n    sasl.password: \"kpw-77\"\n"
-      "doris:\n  fe: [\"http://loader:fe-pw-9@fe1:8030\"]\n  password: \"abc\"\n",
+      "    sasl.username: cdc2doris\n    sasl.password: \"1\"\n"
+      "    sasl.oauthbearer.config: \"principal=u scope=jaas-pw\"\n"
+      "doris:\n  fe: [\"http://loader:fe-pw-9@127.0.0.1:8030\"]\n  password: \"0.1\"\n"
+      "  load_headers: {columns: \"a,b\", Authorization: \"Basic cm9vdDowLjE=\"}\n",
       "t");
   const auto secrets = c.secrets();
   CHECK(std::find(secrets.begin(), secrets.end(), "cdc2doris") == secrets.end());
-  CHECK(std::find(secrets.begin(), secrets.end(), "kpw-77") != secrets.end());
+  CHECK(std::find(secrets.begin(), secrets.end(), "0.1") != secrets.end());
   CHECK(std::find(secrets.begin(), secrets.end(), "fe-pw-9") != secrets.end());
-  CHECK(std::find(secrets.begin(), secrets.end(), "abc") != secrets.end());
-  // The version line and the group id keep the user name.
-  CHECK(config::redact("cdc2doris 0.1.0 starting; group cdc2doris", secrets) ==
-        "cdc2doris 0.1.0 starting; group cdc2doris");
-  // A secret as a token goes; inside another word it is not that secret.
-  CHECK(config::redact("password abc, abcdef, xabc, abc.", secrets) == "password [redacted], abcdef, xabc, [redacted].");
-  CHECK(config::redact("sasl.password=kpw-77;", secrets) == "sasl.password=[redacted];");
+  // Text that merely contains a secret's value is never touched.
+  for (const std::string line : {"cdc2doris 0.1.0 starting; group cdc2doris", "doris FE 127.0.0.1:8030: authenticated",
+                                  "Kafka 127.0.0.1:9092: 1 broker(s)", "password abc, 0.1 and 1 are words"})
+    CHECK(redact_secrets(line) == line);
+  // Secrets where the text's structure puts them: KEY=VALUE of a secret key, JAAS options, escaped in JSON.
+  CHECK(redact_secrets("sasl.password=kpw-77; sasl.mechanism=PLAIN") == "sasl.password=[redacted]; sasl.mechanism=PLAIN");
+  CHECK(redact_secrets("sasl.password=[redacted] session.timeout.ms=6000") ==
+        "sasl.password=[redacted] session.timeout.ms=6000");  // already hidden at its source: kept as it is
+  CHECK(redact_secrets(R"(ScramLoginModule required username="u" password="p w";)") ==
+        R"(ScramLoginModule required username="u" password="[redacted]";)");
+  CHECK(redact_secrets(R"({"msg":"ssl.key.password=\"k p\" rejected"})") ==
+        R"({"msg":"ssl.key.password=\"[redacted]\" rejected"})");
+  CHECK(redact_secrets("ssl.key.location=/etc/k.pem") == "ssl.key.location=/etc/k.pem");  // a path helps diagnose
+  CHECK(redact_secrets("Authorization: Basic cm9vdDowLjE=\r\nHost: fe") == "Authorization: [redacted]\r\nHost: fe");
   // URL userinfo goes whatever it holds, also Doris <= 1.2's "user@cluster:pw@".
-  CHECK(config::redact("PUT http://loader:fe-pw-9@fe1:8030/api", {}) == "PUT http://***@fe1:8030/api");
-  CHECK(config::redact("Location: http://root@default_cluster:zz@be:8040/x", {}) ==
-        "Location: http://***@be:8040/x");
-  CHECK(config::redact("mail root@example.com", {}) == "mail root@example.com");
-  CHECK(c.dump().find("fe-pw-9") == std::string::npos);
+  CHECK(redact_secrets("PUT http://loader:fe-pw-9@fe1:8030/api") == "PUT http://***@fe1:8030/api");
+  CHECK(redact_secrets("Location: http://root@default_cluster:zz@be:8040/x") == "Location: http://***@be:8040/x");
+  CHECK(redact_secrets("mail root@example.com") == "mail root@example.com");
+  // The dump hides each secret field and keeps everything else verbatim.
+  const auto dump = c.dump();
+  INFO(dump);
+  CHECK_THAT(dump, Catch::Contains("bootstrap_servers: 127.0.0.1:9092"));
+  CHECK_THAT(dump, Catch::Contains("http://***@127.0.0.1:8030"));
+  CHECK_THAT(dump, Catch::Contains("password: \"[redacted]\""));
+  CHECK_THAT(dump, Catch::Contains("sasl.password: \"[redacted]\""));
+  CHECK_THAT(dump, Catch::Contains("sasl.username: \"[redacted]\""));
+  CHECK_THAT(dump, Catch::Contains("Authorization: \"[redacted]\""));
+  CHECK_THAT(dump, Catch::Contains("columns: a,b"));
+  for (const std::string secret : {"fe-pw-9", "jaas-pw", "cm9vdDowLjE="}) CHECK(dump.find(secret) == std::string::npos);
 }
 
 TEST_CASE("config: a secret never appears in an error message", "[config][secrets]") {
@@ -426,6 +455,27 @@ TEST_CASE("config: password_file is read and its newline stripped", "[config]") 
   CHECK(c2.doris.password == "file-secret");
   CHECK_THAT(error_of("kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\n  password_file: /nonexistent/pw\n"),
              Catch::Contains("doris.password_file: cannot read '/nonexistent/pw'"));
+}
+
+TEST_CASE("config: admin.token_file is read like password_file, and probes_require_token needs a token",
+          "[config][secrets][issue35]") {
+  test::TempDir d("cfg");
+  std::ofstream(d / "token") << "file-token\n";
+  std::map<std::string, std::string> env;
+  const std::string base = "kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\nadmin:\n";
+  auto c = config::load_string(base + "  token_file: " + (d / "token").string() + "\n", "t.yaml", &env);
+  CHECK(c.admin_token == "file-token");
+  CHECK_FALSE(c.admin_probes_require_token);
+  CHECK_THAT(c.dump(), Catch::Contains("token: \"[redacted]\""));
+  CHECK_THAT(error_of(base + "  token_file: /nonexistent/token\n"),
+             Catch::Contains("admin.token_file: cannot read '/nonexistent/token'"));
+  CHECK_THAT(error_of(base + "  probes_require_token: true\n"),
+             Catch::Contains("admin.probes_require_token: needs admin.token or admin.token_file"));
+  CHECK_THAT(error_of(base + "  tls: {cert_file: /x.pem}\n"), Catch::Contains("admin.tls: needs both cert_file and key_file"));
+  // A wrong type on the secret key does not echo it.
+  const auto err = error_of(base + "  token: [\"tok-3x\"]\n");
+  CHECK_THAT(err, Catch::Contains("hidden: secret"));
+  CHECK(err.find("tok-3x") == std::string::npos);
 }
 
 TEST_CASE("config: docs/configuration.md is generated from the schema and up to date", "[config][docs]") {

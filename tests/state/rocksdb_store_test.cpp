@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <rocksdb/db.h>
 
+#include <sys/stat.h>
+
 #include <csignal>
 #include <fstream>
 
@@ -67,6 +69,28 @@ std::unique_ptr<Process> spawn_child(const std::filesystem::path& dir, const cha
 }
 
 }  // namespace
+
+TEST_CASE("a new state directory is created 0700, its parents as usual, an existing one keeps its mode",
+          "[state][lock][issue35]") {
+  TempDir dir;
+  const auto mode = [](const std::filesystem::path& p) {
+    struct stat st {};
+    REQUIRE(::stat(p.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+  };
+  {
+    RocksCheckpointStore s(opts(dir / "a" / "state"));
+  }
+  CHECK(mode(dir / "a" / "state") == 0700);
+  CHECK((mode(dir / "a") & 0700) == 0700);
+  CHECK(mode(dir / "a" / "state" / DirLock::kFileName) == 0600);
+  std::filesystem::create_directory(dir / "mine");
+  std::filesystem::permissions(dir / "mine", std::filesystem::perms(0750));
+  {
+    RocksCheckpointStore s(opts(dir / "mine"));
+  }
+  CHECK(mode(dir / "mine") == 0750);
+}
 
 TEST_CASE("a second open in the same process names the pid and the path", "[state][lock]") {
   TempDir dir;
