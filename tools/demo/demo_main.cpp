@@ -26,13 +26,13 @@
 #include <sstream>
 #include <thread>
 
-#include "tests/doris_emulator/launcher.hpp"
-#include "tests/pipeline/reference.hpp"
-#include "tests/support/cleanup.hpp"
-#include "tests/support/kafka_broker.hpp"
-#include "tests/support/process.hpp"
-#include "tests/support/temp_dir.hpp"  // free_port
-#include "tests/workload/shop.hpp"
+#include "tools/doris_emulator/launcher.hpp"
+#include "tools/reference/reference.hpp"
+#include "tools/fixtures/cleanup.hpp"
+#include "tools/fixtures/kafka_broker.hpp"
+#include "tools/fixtures/process.hpp"
+#include "tools/fixtures/temp_dir.hpp"  // free_port
+#include "tools/workload/shop.hpp"
 
 using namespace cdc2doris;
 using namespace std::chrono_literals;
@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
 
     // A small shop: customers and products without the schema envelope,
     // orders and order_items with it; inserts, updates, deletes, primary-key
-    // changes, decimals, timestamps (tests/workload/shop.hpp).
+    // changes, decimals, timestamps (tools/workload/shop.hpp).
     workload::ShopOptions wo;
     wo.server = "demo";
     wo.db = "shop";

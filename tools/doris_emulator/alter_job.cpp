@@ -17,8 +17,8 @@
 //   table (an added column reads its default).
 // * SHOW ALTER TABLE COLUMN: SchemaChangeJobV2.getInfo, one row per job
 //   (one index here).
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/doris_emulator/engine_internal.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine_internal.hpp"
 
 #include <absl/time/time.h>
 

@@ -1,4 +1,4 @@
-#include "tests/doris_emulator/body_reader.hpp"
+#include "tools/doris_emulator/body_reader.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>

@@ -1,4 +1,4 @@
-#include "tests/doris_emulator/datetime.hpp"
+#include "tools/doris_emulator/datetime.hpp"
 
 #include <absl/time/civil_time.h>
 #include <absl/time/time.h>

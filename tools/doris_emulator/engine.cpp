@@ -1,8 +1,8 @@
 // The emulator engine: auth, catalog lookups, transaction state changes,
 // time-driven housekeeping, error logs and the 2PC endpoint. Loads are in
 // load_*.cpp, persistence in wal.cpp, inspection and faults in inspect.cpp.
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/doris_emulator/engine_internal.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine_internal.hpp"
 
 #include <boost/json.hpp>
 

@@ -15,7 +15,7 @@
 //   PRECOMMITTED --(abort / precommit timeout)-----------> ABORTED
 //
 // COMMITTED -> VISIBLE is immediate unless a publish-timeout fault delays it.
-#include "tests/doris_emulator/values.hpp"
+#include "tools/doris_emulator/values.hpp"
 
 #include <chrono>
 #include <cstdint>

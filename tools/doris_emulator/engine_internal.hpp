@@ -2,7 +2,7 @@
 // Helpers shared by the emulator engine's source files (not a public header):
 // header access, Basic auth, labels, the WAL record encoding and the BE
 // stream-load reply.
-#include "tests/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine.hpp"
 
 #include <cstdint>
 #include <cstdio>

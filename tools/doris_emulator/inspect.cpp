@@ -1,6 +1,6 @@
 // Inspection API (/_emulator/...) and the fault registry.
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/doris_emulator/engine_internal.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine_internal.hpp"
 
 #include <boost/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "tests/doris_emulator/launcher.hpp"
+#include "tools/doris_emulator/launcher.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>

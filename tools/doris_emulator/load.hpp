@@ -7,8 +7,8 @@
 // The simdjson parser is a member, so every file including this one must be
 // compiled with the same -march (see CMakeLists.txt): simdjson's ondemand
 // types differ per target architecture.
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/doris_emulator/engine_internal.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine_internal.hpp"
 
 #include <simdjson.h>
 #include <zlib.h>

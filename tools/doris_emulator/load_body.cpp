@@ -1,6 +1,6 @@
 // Stream load body: decompression, line splitting, JSON (simdjson On-Demand,
 // in place where the buffer has padding) and CSV decoding into InValues.
-#include "tests/doris_emulator/load.hpp"
+#include "tools/doris_emulator/load.hpp"
 
 #include <cstring>
 

@@ -1,6 +1,6 @@
 // Stream load header phase: checks before the txn begins (Engine::start_load)
 // and the load plan built from the headers (LoadImpl::plan).
-#include "tests/doris_emulator/load.hpp"
+#include "tools/doris_emulator/load.hpp"
 
 #include <algorithm>
 #include <cstring>

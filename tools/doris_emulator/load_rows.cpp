@@ -1,6 +1,6 @@
 // Stream load rows: each decoded row converted to the table's canonical row
 // line (values.cpp) and staged; the final reply and the txn state change.
-#include "tests/doris_emulator/load.hpp"
+#include "tools/doris_emulator/load.hpp"
 
 #include <absl/time/clock.h>
 #include <absl/time/time.h>

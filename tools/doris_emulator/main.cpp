@@ -1,7 +1,7 @@
 // doris-emulator: a local Doris FE + BEs for tests, the demo and benchmarks.
 // See docs/doris-emulator.md. Prints one JSON line on stdout when ready,
 // logs to stderr only.
-#include "tests/doris_emulator/server.hpp"
+#include "tools/doris_emulator/server.hpp"
 
 #include <boost/asio/signal_set.hpp>
 

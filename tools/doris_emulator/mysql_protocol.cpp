@@ -1,4 +1,4 @@
-#include "tests/doris_emulator/mysql_protocol.hpp"
+#include "tools/doris_emulator/mysql_protocol.hpp"
 
 #include <openssl/evp.h>
 

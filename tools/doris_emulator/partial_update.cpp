@@ -1,6 +1,6 @@
 // Partial-column updates: splitting a stored row line into columns, merging a
 // partial row over the stored one, and the new-key checks of a partial load.
-#include "tests/doris_emulator/load.hpp"
+#include "tools/doris_emulator/load.hpp"
 
 #include <unordered_set>
 

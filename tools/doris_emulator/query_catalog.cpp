@@ -1,8 +1,8 @@
 // Relations for the query port: stored rows rendered as Doris' MySQL text
 // protocol shows them, information_schema views, SHOW TRANSACTION rows and
 // SHOW CREATE TABLE text.
-#include "tests/doris_emulator/query_rel.hpp"
-#include "tests/doris_emulator/sql_lex.hpp"
+#include "tools/doris_emulator/query_rel.hpp"
+#include "tools/doris_emulator/sql_lex.hpp"
 
 #include <absl/time/time.h>
 #include <boost/json.hpp>

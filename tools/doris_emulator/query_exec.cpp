@@ -1,8 +1,8 @@
-#include "tests/doris_emulator/query_exec.hpp"
+#include "tools/doris_emulator/query_exec.hpp"
 
-#include "tests/doris_emulator/datetime.hpp"
-#include "tests/doris_emulator/query_rel.hpp"
-#include "tests/doris_emulator/sql_lex.hpp"
+#include "tools/doris_emulator/datetime.hpp"
+#include "tools/doris_emulator/query_rel.hpp"
+#include "tools/doris_emulator/sql_lex.hpp"
 
 #include <boost/json.hpp>
 

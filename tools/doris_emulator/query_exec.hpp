@@ -6,8 +6,8 @@
 // SELECT over one table with WHERE (=, !=, <, <=, >, >=, IN, LIKE, IS NULL,
 // AND), ORDER BY, LIMIT and COUNT(*). Everything else is an error packet, never
 // an approximate answer. Single-threaded like the engine.
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/doris_emulator/mysql_protocol.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/mysql_protocol.hpp"
 
 #include <map>
 #include <optional>

@@ -1,7 +1,7 @@
-#include "tests/doris_emulator/query_port.hpp"
+#include "tools/doris_emulator/query_port.hpp"
 
-#include "tests/doris_emulator/mysql_protocol.hpp"
-#include "tests/doris_emulator/query_exec.hpp"
+#include "tools/doris_emulator/mysql_protocol.hpp"
+#include "tools/doris_emulator/query_exec.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>

@@ -2,7 +2,7 @@
 // The FE's MySQL-protocol query port (Doris: 9030) of the emulator: accept
 // loop and one coroutine per connection on the server's io_context.
 // Authentication uses the same users as HTTP Basic auth (--user).
-#include "tests/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>

@@ -2,8 +2,8 @@
 // Relations the query port selects from (internal to query_*.cpp): a stored
 // table's visible rows, information_schema views, SHOW results. Values are
 // kept as the text the MySQL text protocol sends.
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/doris_emulator/mysql_protocol.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/mysql_protocol.hpp"
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
-#include "tests/doris_emulator/server.hpp"
+#include "tools/doris_emulator/server.hpp"
 
-#include "tests/doris_emulator/body_reader.hpp"
-#include "tests/doris_emulator/query_port.hpp"
+#include "tools/doris_emulator/body_reader.hpp"
+#include "tools/doris_emulator/query_port.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>

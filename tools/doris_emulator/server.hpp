@@ -3,7 +3,7 @@
 // /_emulator/ admin API) and N BE listeners, all on one io_context thread.
 // Sessions are C++20 coroutines, so hundreds of concurrent streaming loads
 // cost one coroutine frame each, not a thread.
-#include "tests/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>

@@ -1,10 +1,10 @@
 // The SQL subset a CDC loader and its tests need (issue 3 §1), executed
 // against the emulator catalog. Errors are thrown as std::runtime_error with
 // Doris' UserException text ("errCode = 2, detailMessage = ...").
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/doris_emulator/engine_internal.hpp"
-#include "tests/doris_emulator/query_rel.hpp"
-#include "tests/doris_emulator/sql_lex.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine_internal.hpp"
+#include "tools/doris_emulator/query_rel.hpp"
+#include "tools/doris_emulator/sql_lex.hpp"
 
 #include <boost/json.hpp>
 

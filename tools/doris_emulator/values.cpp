@@ -1,4 +1,4 @@
-#include "tests/doris_emulator/values.hpp"
+#include "tools/doris_emulator/values.hpp"
 
 #include <boost/json.hpp>
 

@@ -5,7 +5,7 @@
 // keys and sequence values are additionally kept in a memcomparable byte
 // encoding so that hashing, ordering ("rows ordered by key columns") and the
 // "largest sequence wins" rule work on plain byte strings without re-parsing.
-#include "tests/doris_emulator/datetime.hpp"
+#include "tools/doris_emulator/datetime.hpp"
 
 #include <cstdint>
 #include <memory>

@@ -1,6 +1,6 @@
 // Write-ahead persistence of the engine: append, fdatasync, replay on start.
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/doris_emulator/engine_internal.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine_internal.hpp"
 
 #include <zlib.h>
 

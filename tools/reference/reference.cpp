@@ -1,4 +1,4 @@
-#include "tests/pipeline/reference.hpp"
+#include "tools/reference/reference.hpp"
 
 #include <algorithm>
 #include <map>

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/decode/decoder.hpp"
-#include "tests/doris_emulator/launcher.hpp"
-#include "tests/workload/workload.hpp"
+#include "tools/doris_emulator/launcher.hpp"
+#include "tools/workload/workload.hpp"
 
 namespace cdc2doris::test {
 

@@ -1,4 +1,4 @@
-#include "tests/workload/shop.hpp"
+#include "tools/workload/shop.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "tests/workload/shop_tables.hpp"
+#include "tools/workload/shop_tables.hpp"
 
 namespace cdc2doris::workload {
 

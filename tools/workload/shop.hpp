@@ -1,7 +1,7 @@
 #pragma once
 // The shop scenario of the shared workload generator: a realistic Debezium
 // MySQL change stream of a small shop, for the demo (issue 7 §7), tests and
-// benchmarks. tests/workload/README.md describes it.
+// benchmarks. tools/workload/README.md describes it.
 //
 // Four tables of distinct schemas:
 //   customers   (id BIGINT PK, name, email, created_at TIMESTAMP, loyalty_points INT, birth_date DATE NULL)
@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "core/decode/decoder.hpp"
-#include "tests/workload/workload.hpp"
+#include "tools/workload/workload.hpp"
 
 namespace cdc2doris::workload {
 

@@ -1,4 +1,4 @@
-#include "tests/workload/shop_tables.hpp"
+#include "tools/workload/shop_tables.hpp"
 
 #include <date/date.h>
 
@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "core/decode/values.hpp"
-#include "tests/workload/workload.hpp"
+#include "tools/workload/workload.hpp"
 
 namespace cdc2doris::workload::shop {
 

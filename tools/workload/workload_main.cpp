@@ -11,7 +11,7 @@
 // topic-partition from 0. --ddl prints the Doris CREATE TABLE statements
 // instead. --expected FILE also writes the final-state model as JSON lines
 // {"table":…,"id":…,"row":{…}} followed by {"table":…,"changes":…,"rows":…}.
-// The shop scenario (tests/workload/README.md; default server "shop") keeps
+// The shop scenario (tools/workload/README.md; default server "shop") keeps
 // that format; its rows are keyed by the primary key, so the lines are
 // {"table":…,"key":{"order_id":…,"line_no":…},"row":{…}} (a single-column key
 // also gets "id":…), then {"table":…,"changes":…,"rows":…,"tombstones":…}.
@@ -22,8 +22,8 @@
 #include <optional>
 #include <string>
 
-#include "tests/workload/shop.hpp"
-#include "tests/workload/workload.hpp"
+#include "tools/workload/shop.hpp"
+#include "tools/workload/workload.hpp"
 
 using namespace cdc2doris::workload;
 
