@@ -21,7 +21,7 @@
 
 #include "core/decode/decoder.hpp"
 #include "core/decode/doris_types.hpp"
-#include "tests/workload/workload.hpp"
+#include "tools/workload/workload.hpp"
 
 using namespace cdc2doris;
 namespace sj = simdjson::ondemand;

@@ -8,7 +8,7 @@
 // thread, resp. the server's io_context thread): on the shared 2-core VM
 // wall-clock figures swing with other work, CPU time much less.
 // Usage: bench_emulator_ingest [rows=200000] [loads=3]
-#include "tests/doris_emulator/server.hpp"
+#include "tools/doris_emulator/server.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>

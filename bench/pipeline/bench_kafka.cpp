@@ -5,7 +5,7 @@
 //                       [--note-chars N] [--mix INSERT,UPDATE,DELETE,PK_CHANGE]
 //                       [--toast-tables N] [--toast-partial-percent P]
 //       Creates the topics and produces the shared workload generator's stream
-//       (tests/workload, the same generator as the tests and bench-decode).
+//       (tools/workload, the same generator as the tests and bench-decode).
 //       --topics 0 (default): one topic per table, `{server}.{db}.{table}`, as
 //       Debezium does. --topics K > 0: the records of table i go to topic
 //       `{server}.{db}.t{i % K}` (same key, same partition function); the
@@ -13,7 +13,7 @@
 //       target tables can be fed from K topics. --note-chars sizes the
 //       VARCHAR payload (record size), --mix the operation weights, and
 //       --toast-tables / --toast-partial-percent make TOAST-style partial rows
-//       and key-only deletes (tests/workload/workload.hpp).
+//       and key-only deletes (tools/workload/workload.hpp).
 //   bench-kafka count --bootstrap B --topic-regex R
 //       The ceiling: a plain librdkafka consumer (assign from the beginning,
 //       no group, no decoding) that only counts records and bytes up to the
@@ -36,7 +36,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/workload/workload.hpp"
+#include "tools/workload/workload.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@ EXTRA_KAFKA_PROPERTIES = ""  # --kafka-property lines for the daemon's kafka.pro
 
 class Broker:
     """A real Kafka 4.x broker (KRaft, combined roles) from the jars scripts/setup fetched,
-    with the same properties as tests/support/kafka_broker.cpp."""
+    with the same properties as tools/fixtures/kafka_broker.cpp."""
 
     def __init__(self, workdir):
         jars = glob.glob(os.path.join(KAFKA_LIB, "kafka-server-*.jar"))

@@ -17,8 +17,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BUILD = os.path.join(ROOT, "build", "bench")
 BIN = {
     "daemon": os.path.join(BUILD, "daemon", "cdc2doris"),
-    "emulator": os.path.join(BUILD, "tests", "doris_emulator", "doris-emulator"),
-    "workload": os.path.join(BUILD, "tests", "workload", "cdc2doris-workload"),
+    "emulator": os.path.join(BUILD, "tools", "doris_emulator", "doris-emulator"),
+    "workload": os.path.join(BUILD, "tools", "workload", "cdc2doris-workload"),
     "decode": os.path.join(BUILD, "bench", "decode", "bench-decode"),
     "doris": os.path.join(BUILD, "bench", "doris", "bench-doris-load"),
     "emu_ingest": os.path.join(BUILD, "bench", "emulator", "bench_emulator_ingest"),

@@ -132,8 +132,8 @@ def write_markdown(path, res, table):
 
 def method_text(cfg, defaults):
     return [
-        "- End to end: records are produced once per variant with the shared generator (tests/workload) by "
-        "`bench-kafka produce` into a real Kafka broker (KRaft, one JVM, properties as tests/support/kafka_broker.cpp, "
+        "- End to end: records are produced once per variant with the shared generator (tools/workload) by "
+        "`bench-kafka produce` into a real Kafka broker (KRaft, one JVM, properties as tools/fixtures/kafka_broker.cpp, "
         "1 GiB heap). After producing, the topics are read once by `bench-kafka count`, not counted, so that no "
         "measured run pays for the broker's JIT compiling its fetch path (before this, the first repetition of a "
         "section was 15-20% slower). Each repetition starts a fresh Doris emulator in `--count-only --no-fsync` "

@@ -29,7 +29,7 @@ def raw_ddl(db, table, seq=False, properties=""):
 
 def typed_ddl(db, table):
     # Records with the schema envelope decode to typed values: the generator's own DDL
-    # (tests/workload Generator::create_table_sql).
+    # (tools/workload Generator::create_table_sql).
     return (f"CREATE TABLE `{db}`.`{table}` (`id` BIGINT NOT NULL, `customer_id` BIGINT NULL, "
             "`amount` DECIMAL(18,4) NULL, `quantity` INT NULL, `status` VARCHAR(16) NULL, `created_at` DATETIME(6) NULL, "
             "`updated_at` DATETIME(6) NULL, `ship_date` DATE NULL, `is_gift` SMALLINT NULL, `note` VARCHAR(2048) NULL, "

@@ -6,7 +6,7 @@
 #include "config/config.hpp"
 #include "core/common/redact.hpp"
 #include "config/schema.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 using namespace cdc2doris;
 using config::ConfigError;

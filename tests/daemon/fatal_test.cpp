@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "daemon/fatal_report.hpp"
-#include "tests/support/process.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/fixtures/process.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 using namespace cdc2doris;
 using namespace cdc2doris::test;

@@ -9,7 +9,7 @@
 
 #include "core/decode/decoder.hpp"
 #include "core/decode/doris_types.hpp"
-#include "tests/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine.hpp"
 
 using namespace cdc2doris::decode;
 

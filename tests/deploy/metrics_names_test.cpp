@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 
 #include "daemon/admin_server.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "core/doris/client.hpp"
-#include "tests/doris_emulator/launcher.hpp"
+#include "tools/doris_emulator/launcher.hpp"
 
 using namespace cdc2doris;
 using namespace cdc2doris::doris;

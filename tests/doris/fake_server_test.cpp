@@ -11,7 +11,7 @@
 #include "core/doris/client.hpp"
 #include "core/doris/gzip.hpp"
 #include "tests/doris/fake_server.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 using namespace cdc2doris;
 using namespace cdc2doris::doris;

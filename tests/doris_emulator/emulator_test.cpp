@@ -2,8 +2,8 @@
 // launcher: FE redirect and REST endpoints, BE framing rules, curl as a
 // stock Doris client, runtime faults, persistence across kill -9, many
 // concurrent streaming loads, garbage input.
-#include "tests/doris_emulator/launcher.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/doris_emulator/launcher.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>

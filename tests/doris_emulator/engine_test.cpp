@@ -1,8 +1,8 @@
 // In-process tests of the emulator engine: values, SQL, header-phase checks,
 // the transaction state machine with every §4.2 message, table models,
 // timeouts and write-ahead recovery. No sockets.
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>

@@ -1,9 +1,9 @@
 // In-process tests of the query port's pieces: protocol encoding and
 // mysql_native_password, and statements run against an engine (typed WHERE
 // and ORDER BY, LIMIT, COUNT(*), SHOW TRANSACTION, refusals).
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/doris_emulator/mysql_protocol.hpp"
-#include "tests/doris_emulator/query_exec.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/mysql_protocol.hpp"
+#include "tools/doris_emulator/query_exec.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // Divergences from Doris found by replaying Doris' own regression suites
 // (tests/doris_regression, issue 30), one case each, in process.
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/doris_emulator/query_exec.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/query_exec.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>

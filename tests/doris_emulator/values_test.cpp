@@ -1,7 +1,7 @@
 // Doris BE value parsing as the emulator reproduces it, table-driven: each
 // row is (column type, input, load time zone, expected stored token or FAIL).
 // The rules and their Doris sources are listed in docs/doris-emulator.md.
-#include "tests/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>

@@ -2,9 +2,9 @@
 // wrote: Debian's MariaDB command-line client and MySQL Connector/J
 // (JdbcClientTest.java; jars from tests/emulator_clients/pom.xml via
 // scripts/setup).
-#include "tests/doris_emulator/launcher.hpp"
-#include "tests/support/process.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/doris_emulator/launcher.hpp"
+#include "tools/fixtures/process.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 

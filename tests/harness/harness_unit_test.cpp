@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "core/common/error.hpp"
-#include "tests/support/process.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/fixtures/process.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 using namespace cdc2doris::test;
 using namespace std::chrono_literals;

@@ -3,7 +3,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "tests/harness/smoke.hpp"
-#include "tests/support/kafka_broker.hpp"
+#include "tools/fixtures/kafka_broker.hpp"
 
 using namespace cdc2doris::test;
 

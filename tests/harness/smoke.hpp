@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "tests/support/kafka_util.hpp"
+#include "tools/fixtures/kafka_util.hpp"
 
 namespace cdc2doris::test {
 

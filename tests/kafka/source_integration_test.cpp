@@ -7,7 +7,7 @@
 
 #include "core/kafka/source.hpp"
 #include "tests/kafka/source_test_util.hpp"
-#include "tests/support/kafka_broker.hpp"
+#include "tools/fixtures/kafka_broker.hpp"
 
 using namespace cdc2doris;
 using namespace cdc2doris::kafka;

@@ -8,7 +8,7 @@
 #include "core/kafka/errors.hpp"
 #include "core/kafka/source.hpp"
 #include "tests/kafka/source_test_util.hpp"
-#include "tests/support/kafka_util.hpp"
+#include "tools/fixtures/kafka_util.hpp"
 #include "tests/support/mock_cluster.hpp"
 
 using namespace cdc2doris;

@@ -18,8 +18,8 @@
 #include "core/pipeline/pipeline.hpp"
 #include "core/schema/types.hpp"
 #include "state/memory_store.hpp"
-#include "tests/doris_emulator/launcher.hpp"
 #include "tests/pipeline/ddl_world.hpp"
+#include "tools/doris_emulator/launcher.hpp"
 #include "tests/pipeline/fakes.hpp"
 
 using namespace cdc2doris;

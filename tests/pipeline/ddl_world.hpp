@@ -14,7 +14,7 @@
 #include "core/pipeline/pipeline.hpp"
 #include "core/schema/types.hpp"
 #include "state/memory_store.hpp"
-#include "tests/doris_emulator/launcher.hpp"
+#include "tools/doris_emulator/launcher.hpp"
 #include "tests/pipeline/fakes.hpp"
 
 namespace cdc2doris::test::ddl {

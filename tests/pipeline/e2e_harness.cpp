@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "core/decode/decoder.hpp"
-#include "tests/pipeline/reference.hpp"
+#include "tools/reference/reference.hpp"
 
 namespace cdc2doris::test {
 

@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "tests/doris_emulator/launcher.hpp"
-#include "tests/support/kafka_broker.hpp"
-#include "tests/support/process.hpp"
-#include "tests/support/temp_dir.hpp"
-#include "tests/workload/workload.hpp"
+#include "tools/doris_emulator/launcher.hpp"
+#include "tools/fixtures/kafka_broker.hpp"
+#include "tools/fixtures/process.hpp"
+#include "tools/fixtures/temp_dir.hpp"
+#include "tools/workload/workload.hpp"
 
 namespace cdc2doris::test {
 

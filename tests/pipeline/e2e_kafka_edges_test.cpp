@@ -12,10 +12,10 @@
 #include <sstream>
 #include <thread>
 
-#include "tests/doris_emulator/launcher.hpp"
-#include "tests/support/kafka_broker.hpp"
-#include "tests/support/process.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/doris_emulator/launcher.hpp"
+#include "tools/fixtures/kafka_broker.hpp"
+#include "tools/fixtures/process.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 using namespace cdc2doris::test;
 using namespace std::chrono_literals;

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "tests/pipeline/fakes.hpp"
-#include "tests/workload/workload.hpp"
+#include "tools/workload/workload.hpp"
 
 namespace cdc2doris::test {
 

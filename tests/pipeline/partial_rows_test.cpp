@@ -17,7 +17,7 @@
 
 #include "core/pipeline/pipeline.hpp"
 #include "state/memory_store.hpp"
-#include "tests/doris_emulator/launcher.hpp"
+#include "tools/doris_emulator/launcher.hpp"
 #include "tests/pipeline/fakes.hpp"
 
 using namespace cdc2doris;

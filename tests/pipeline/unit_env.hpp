@@ -20,7 +20,7 @@
 #include "core/pipeline/pipeline.hpp"
 #include "state/memory_store.hpp"
 #include "tests/pipeline/fakes.hpp"
-#include "tests/workload/workload.hpp"
+#include "tools/workload/workload.hpp"
 
 using namespace cdc2doris;
 using namespace std::chrono_literals;

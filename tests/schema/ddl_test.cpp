@@ -8,7 +8,7 @@
 #include "core/decode/schema.hpp"
 #include "core/schema/ddl.hpp"
 #include "core/schema/types.hpp"
-#include "tests/doris_emulator/engine.hpp"
+#include "tools/doris_emulator/engine.hpp"
 
 using namespace cdc2doris;
 using schema::Column;

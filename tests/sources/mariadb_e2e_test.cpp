@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "tests/sources/scenario.hpp"
-#include "tests/support/kafka_broker.hpp"
+#include "tools/fixtures/kafka_broker.hpp"
 #include "tests/support/kafka_connect.hpp"
 #include "tests/support/mariadb_server.hpp"
 #include "tests/support/run_command.hpp"

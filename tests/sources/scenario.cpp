@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/support/kafka_broker.hpp"
-#include "tests/support/kafka_util.hpp"
+#include "tools/fixtures/kafka_broker.hpp"
+#include "tools/fixtures/kafka_util.hpp"
 
 namespace cdc2doris::test::sources {
 

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/support/kafka_util.hpp"
+#include "tools/fixtures/kafka_util.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace cdc2doris::test::sources {

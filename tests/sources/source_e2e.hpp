@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/doris_emulator/launcher.hpp"
-#include "tests/support/process.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/doris_emulator/launcher.hpp"
+#include "tools/fixtures/process.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 namespace cdc2doris::test::sources {
 

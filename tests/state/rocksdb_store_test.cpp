@@ -11,7 +11,7 @@
 #include "state/codec.hpp"
 #include "state/dir_lock.hpp"
 #include "tests/state/store_fixtures.hpp"
-#include "tests/support/process.hpp"
+#include "tools/fixtures/process.hpp"
 
 using namespace cdc2doris::state;
 using namespace cdc2doris::state::testing;

@@ -6,7 +6,7 @@
 
 #include "state/memory_store.hpp"
 #include "state/rocksdb_store.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 namespace cdc2doris::state::testing {
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "tests/support/kafka_util.hpp"
+#include "tools/fixtures/kafka_util.hpp"
 
 namespace cdc2doris::test {
 

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "tests/support/process.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tools/fixtures/process.hpp"
+#include "tools/fixtures/temp_dir.hpp"
 
 namespace cdc2doris::test {
 

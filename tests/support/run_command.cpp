@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "tests/support/process.hpp"
+#include "tools/fixtures/process.hpp"
 
 namespace cdc2doris::test {
 

@@ -6,7 +6,7 @@
 
 #include <csignal>
 
-#include "tests/support/cleanup.hpp"
+#include "tools/fixtures/cleanup.hpp"
 
 int main(int argc, char* argv[]) {
   // A peer closing a socket mid-write must surface as an error, not kill us.

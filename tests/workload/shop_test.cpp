@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "tests/doris_emulator/engine.hpp"
-#include "tests/workload/shop.hpp"
+#include "tools/doris_emulator/engine.hpp"
+#include "tools/workload/shop.hpp"
 
 using namespace cdc2doris;
 using namespace cdc2doris::workload;

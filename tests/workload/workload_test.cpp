@@ -1,4 +1,4 @@
-#include "tests/workload/workload.hpp"
+#include "tools/workload/workload.hpp"
 
 #include <catch2/catch.hpp>
 
