@@ -48,6 +48,7 @@ const char* to_string(SkipReason r) {
     case SkipReason::Truncate: return "truncate";
     case SkipReason::Message: return "message";
     case SkipReason::NotRouted: return "not_routed";
+    case SkipReason::KeyOnlyDelete: return "key_only_delete";
   }
   return "?";
 }

@@ -272,6 +272,9 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   Prepared refuse(state::DdlRecord& rec, TableDdl& td, const std::string& statement, const std::string& why,
                   const kafka::Message* msg);
   Prepared schemaless_keys(const Target& t, TableDdl& td, const kafka::Message& msg);
+  // A key-only delete row for a table that cannot take it (run_loop.cpp).
+  enum class KeyOnly { Load, Skip, Failed };
+  KeyOnly key_only_delete(const Target& target, const decode::Row& row);
   // auto_create of a table whose database is missing too: the database
   // first. nullopt when it exists now; else what becomes of the record.
   std::optional<Prepared> create_database(const Target& t, TableDdl& td, const schema::CreateOptions& opt,

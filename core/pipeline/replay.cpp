@@ -85,6 +85,9 @@ void Pipeline::Impl::process_replay(const kafka::Message& msg) {
   if (!truncate_filters_.empty() && truncated_before(*target, msg)) return;
   const uint64_t generation = rewind_generation_;
   for (const auto& row : change_.rows) {
+    const KeyOnly k = key_only_delete(*target, row);  // as when first read
+    if (k == KeyOnly::Failed) return;
+    if (k == KeyOnly::Skip) continue;
     OpenLoad* load = load_for(replay_->loads, *target, row, replay_->record.epoch, /*may_end_epoch=*/false);
     if (load == nullptr || rewind_generation_ != generation) return;  // the attempt failed and restarts
     append_row(*load, row);

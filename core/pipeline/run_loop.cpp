@@ -297,6 +297,9 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
   const int64_t source_ms = change_.position.ts_ms.value_or(0);
   const std::optional<int64_t> seq = change_.position.sequence();
   for (const auto& row : change_.rows) {
+    const KeyOnly k = key_only_delete(*target, row);
+    if (k == KeyOnly::Failed) return;
+    if (k == KeyOnly::Skip) continue;
     OpenLoad* load = load_for(open_.loads, *target, row, open_.epoch, /*may_end_epoch=*/true);
     if (load == nullptr || rewind_generation_ != generation || replay_) return;
     if (source_ms > load->newest_source_ms) load->newest_source_ms = source_ms;
@@ -305,6 +308,21 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
     if (rewind_generation_ != generation) return;
     if (load->rows >= cfg_.epoch_max_rows || load->bytes >= cfg_.epoch_max_bytes) open_.end_requested = true;
   }
+}
+
+Pipeline::Impl::KeyOnly Pipeline::Impl::key_only_delete(const Target& target, const decode::Row& row) {
+  if (!row.is_delete() || row.partial_columns.empty()) return KeyOnly::Load;
+  // A delete known only by its key (a tombstone whose delete record this run
+  // did not read: it began right after it; a delete without a before-image)
+  // is a partial row, which Doris refuses for any table but a merge-on-write
+  // UNIQUE one ("Only unique key merge on write support partial update",
+  // fe NereidsStreamLoadPlanner) and would refuse on every retry. A
+  // DUPLICATE KEY table keeps history and has no row to delete: skipped.
+  auto info = table_info(target, deps_.router.settings(target));
+  if (!info) return KeyOnly::Failed;
+  if (info->unique) return KeyOnly::Load;
+  deps_.metrics.add_skipped(SkipReason::KeyOnlyDelete);
+  return KeyOnly::Skip;
 }
 
 void Pipeline::Impl::bad_record(const kafka::Message& msg, const decode::DecodeError& err) {
