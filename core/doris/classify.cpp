@@ -76,7 +76,7 @@ constexpr std::array<std::string_view, 3> kNoBackend{
     "no backend load available", "no backend available", "no available backend"};
 constexpr std::array<std::string_view, 3> kTooLarge{"exceeds the limit", "body exceed max size", "exceed max size"};
 constexpr std::array<std::string_view, 2> kTransient{"receive body don't equal", "receive body do not equal"};
-constexpr std::array<std::string_view, 30> kBadRequest{
+constexpr std::array<std::string_view, 31> kBadRequest{
     "label format error", "unknown data format", "invalid strict mode", "invalid merge type",
     "invalid unique_key_partial_mode", "compress data of json format is not supported",
     "two phase commit (2pc) for stream load was disabled", "stream load 2pc is unsupported",
@@ -86,7 +86,9 @@ constexpr std::array<std::string_view, 30> kBadRequest{
     "label and group_commit", "header `group_commit`", "no database selected", "no table selected",
     "invalid_argument", "no transaction id", "no transaction operation", "convert txn_id",
     "transaction operation should be", "missing statement", "unsupported statement type",
-    "bad request", "invalid label"};
+    "bad request", "invalid label",
+    // fe NereidsStreamLoadPlanner: a partial row for a table that cannot take one.
+    "only unique key merge on write support partial update"};
 
 std::optional<Rule> message_rule(const std::string& m) {
   if (has_any(m, kDataQuality)) return Rule{ErrorKind::DataQuality, Disposition::Fail, "data quality"};
