@@ -11,13 +11,14 @@
 #include <sys/stat.h>
 
 #include <fstream>
-#include <sstream>
+#include <map>
 #include <thread>
 
 #include "daemon/exit_codes.hpp"
 #include "tools/doris_emulator/launcher.hpp"
 #include "tools/fixtures/kafka_broker.hpp"
 #include "tools/fixtures/process.hpp"
+#include "tests/support/run_command.hpp"
 #include "tools/fixtures/temp_dir.hpp"
 
 using namespace cdc2doris;
@@ -30,31 +31,34 @@ const std::string kToken = "adm-T0ken-5a9f1c7e-long-enough";
 const std::string kDorisPassword = "0.1";  // short: also a piece of 127.0.0.1 and of the version 0.1.0
 const std::string kKafkaPassword = "Zq7";  // short, and nowhere else in the output
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 struct Ran {
   int status;
   std::string output;
 };
 
-Ran run_cli(const std::vector<std::string>& args, const TempDir& dir) {
+// `argv` to its end (at most 60 s): its exit status and its output, stdout
+// and stderr together (a secret must appear in neither).
+Ran run(std::vector<std::string> argv, const TempDir& dir, std::map<std::string, std::string> env = {}) {
   ProcessOptions po;
-  po.argv = {CDC2DORIS_DAEMON_BIN};
-  po.argv.insert(po.argv.end(), args.begin(), args.end());
-  po.env = {{"DORIS_PASSWORD", kDorisPassword}};
-  const auto out = (dir / "cli.out").string();
+  po.argv = std::move(argv);
+  po.env = std::move(env);
+  const auto out = (dir / "run.out").string();
   std::filesystem::remove(out);
   po.stdout_file = out;
   po.stderr_file = out;
   Process p(po);
   auto st = p.wait(60s);
-  return {st.value_or(-1), read(out)};
+  return {st.value_or(-1), read_file(out)};
 }
+
+Ran run_cli(const std::vector<std::string>& args, const TempDir& dir) {
+  std::vector<std::string> argv{CDC2DORIS_DAEMON_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(std::move(argv), dir, {{"DORIS_PASSWORD", kDorisPassword}});
+}
+
+// `cmd` through sh; its exit status and output.
+Ran shell(const std::string& cmd, const TempDir& dir) { return run({"sh", "-c", cmd}, dir); }
 
 std::string config(const std::string& bootstrap, const std::string& fe, const std::string& topic, const TempDir& dir,
                    const std::string& admin, bool probes_require_token, const std::string& admin_extra = "") {
@@ -126,7 +130,7 @@ TEST_CASE("security: the admin token guards /status and /metrics, the probes sta
   po.stdout_file = (dir / "daemon.log").string();
   po.stderr_file = (dir / "daemon.log").string();
   auto daemon = std::make_unique<Process>(po);
-  INFO(read(dir / "daemon.log"));
+  INFO(read_file(dir / "daemon.log"));
   std::string everything;
 
   // The probes answer without a token (kubelet sends none).
@@ -190,7 +194,7 @@ TEST_CASE("security: the admin token guards /status and /metrics, the probes sta
 
   CHECK(daemon->stop(30s) == 0);
   daemon.reset();
-  const std::string log = read(dir / "daemon.log");
+  const std::string log = read_file(dir / "daemon.log");
   everything += log;
   CHECK_THAT(log, Catch::Contains("cdc2doris 0.1.0"));  // the version line, verbatim
   CHECK_THAT(log, Catch::Contains("bearer token required on /metrics and /status"));
@@ -214,25 +218,9 @@ TEST_CASE("security: the admin token guards /status and /metrics, the probes sta
   CHECK(wait_status(emu, admin, "/readyz", 200, bearer).status == 200);
   CHECK(daemon->stop(30s) == 0);
   daemon.reset();
-  check_no_secret(read(dir / "daemon.log"));
+  check_no_secret(read_file(dir / "daemon.log"));
 }
 
-namespace {
-
-// `cmd` through sh; its exit status and output.
-Ran shell(const std::string& cmd, const TempDir& dir) {
-  ProcessOptions po;
-  po.argv = {"sh", "-c", cmd};
-  const auto out = (dir / "sh.out").string();
-  std::filesystem::remove(out);
-  po.stdout_file = out;
-  po.stderr_file = out;
-  Process p(po);
-  auto st = p.wait(60s);
-  return {st.value_or(-1), read(out)};
-}
-
-}  // namespace
 
 TEST_CASE("security: admin.tls serves the endpoint over HTTPS only; status trusts the configured certificate",
           "[daemon][security][tls][issue35]") {
@@ -264,7 +252,7 @@ TEST_CASE("security: admin.tls serves the endpoint over HTTPS only; status trust
   po.stdout_file = (dir / "daemon.log").string();
   po.stderr_file = (dir / "daemon.log").string();
   Process daemon(po);
-  INFO(read(dir / "daemon.log"));
+  INFO(read_file(dir / "daemon.log"));
 
   const std::string curl = "curl -sS --max-time 10 --cacert " + (dir / "admin.pem").string() + " ";
   const std::string url = "https://127.0.0.1:" + port;
@@ -288,7 +276,7 @@ TEST_CASE("security: admin.tls serves the endpoint over HTTPS only; status trust
   CHECK(by_config.status == 0);
   CHECK_THAT(by_config.output, Catch::Contains(": READY"));
   CHECK(daemon.stop(30s) == 0);
-  CHECK_THAT(read(dir / "daemon.log"), Catch::Contains("admin endpoint on https://" + admin));
+  CHECK_THAT(read_file(dir / "daemon.log"), Catch::Contains("admin endpoint on https://" + admin));
 
   // A key that does not match the certificate: refused at start, exit 2.
   shell("openssl genrsa -out " + (dir / "other.key").string() + " 2048", dir);
