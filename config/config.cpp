@@ -417,6 +417,8 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
   with(doris, "gzip", [&](auto& n) { c.doris.gzip = r.boolean(n, "doris.gzip"); });
   with(doris, "buffer_bytes", [&](auto& n) { c.doris.buffer_bytes = r.size(n, "doris.buffer_bytes"); });
   with(doris, "io_threads", [&](auto& n) { c.doris.io_threads = static_cast<int>(r.integer(n, "doris.io_threads")); });
+  with(doris, "precommit_timeout",
+       [&](auto& n) { c.delivery.precommit_timeout_ms = r.duration(n, "doris.precommit_timeout").count(); });
   with(doris, "connect_timeout", [&](auto& n) { c.doris.timeouts.connect = r.duration(n, "doris.connect_timeout"); });
   with(doris, "request_timeout", [&](auto& n) { c.doris.timeouts.request = r.duration(n, "doris.request_timeout"); });
   with(doris, "load_timeout", [&](auto& n) { c.doris.timeouts.response = r.duration(n, "doris.load_timeout"); });
@@ -572,14 +574,22 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
     d.open_txn_budget_per_db = static_cast<int>(r.integer(n, "delivery.open_transaction_budget"));
   });
   with(delivery, "unproven_epoch", [&](auto& n) {
+    // [<label prefix>:]<epoch>:<verdict>; a prefix has no ':' (label characters only).
     const std::string v = r.str(n, "delivery.unproven_epoch");
-    const auto colon = v.find(':');
-    const std::string verdict = colon == std::string::npos ? "" : v.substr(colon + 1);
+    const auto last = v.rfind(':');
+    const std::string verdict = last == std::string::npos ? "" : v.substr(last + 1);
+    const std::string head = last == std::string::npos ? "" : v.substr(0, last);
+    const auto first = head.find(':');
+    const std::string prefix = first == std::string::npos ? "" : head.substr(0, first);
+    const std::string num = first == std::string::npos ? head : head.substr(first + 1);
     uint64_t epoch = 0;
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + (colon == std::string::npos ? 0 : colon), epoch);
-    if (ec != std::errc() || end != v.data() + colon || epoch == 0 || (verdict != "committed" && verdict != "replay"))
-      r.expected(n, "delivery.unproven_epoch", "'<epoch>:committed' or '<epoch>:replay'");
+    const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), epoch);
+    if (ec != std::errc() || end != num.data() + num.size() || epoch == 0 ||
+        (first != std::string::npos && prefix.empty()) || (verdict != "committed" && verdict != "replay"))
+      r.expected(n, "delivery.unproven_epoch",
+                 "'<epoch>:committed', '<epoch>:replay', or '<label prefix>:<epoch>:committed|replay'");
     d.unproven_epoch = epoch;
+    d.unproven_epoch_prefix = prefix;
     d.unproven_epoch_committed = verdict == "committed";
   });
   with(delivery, "max_loads_per_table", [&](auto& n) {

@@ -54,6 +54,11 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"doris.address_rewrite", "map<string,string>", "{}",
      "BE address as Doris reports it (`host:port` or `host`) -> address reachable from the daemon "
      "(Kubernetes, Docker)."},
+    {"doris.precommit_timeout", "duration", "1h",
+     "Doris' FE `stream_load_default_precommit_timeout_second` (3600): how long Doris keeps a pre-committed txn "
+     "before aborting it. Within it (less 5 minutes for clock skew) a label Doris no longer knows was committed and "
+     "forgotten (`label_num_threshold`), so its epoch is not re-read. Never set it above Doris' value.",
+     false, at_least(1000)},
     {"doris.tls.ca_file", "string", "", "PEM CA bundle for https FEs (default: system CAs)."},
     {"doris.tls.verify", "boolean", "true", "Verify the FE certificate."},
     {"doris.tls.verify_hostname", "boolean", "true", "Check the certificate's name against the host."},
@@ -149,7 +154,8 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"delivery.unproven_epoch", "string", "\"\" (none)",
      "`<epoch>:committed` or `<epoch>:replay`: the operator's verdict on an epoch the daemon stopped on because "
      "Doris forgot a txn of a table that is not UNIQUE KEY (docs/operations.md, \"An epoch Doris forgot\"); "
-     "applies to that epoch only. Remove it once the epoch is committed."},
+     "`<label prefix>:<epoch>:...` for another instance's epoch pending in the consumer group. Applies to that "
+     "epoch only. Remove it once the epoch is committed."},
     {"delivery.max_loads_per_table", "integer", "8",
      "Stream Loads one table may hold within one epoch when its rows change column set (TOAST partial rows, "
      "key-only deletes) and the table has no flexible partial updates; reaching it ends the epoch early.",

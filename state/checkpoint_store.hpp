@@ -61,6 +61,8 @@ struct EpochRecord {
   EpochState state = EpochState::Precommitted;
   std::vector<TableTxn> txns;              // sorted by (db, table, part) when read back
   std::vector<PartitionRange> partitions;  // sorted by (topic, partition) when read back
+  // Taken before the epoch's first pre-commit: no txn of it was pre-committed
+  // earlier, so none expires in Doris before this + its pre-commit timeout.
   int64_t created_unix_ms = 0;
   bool operator==(const EpochRecord&) const = default;
 };

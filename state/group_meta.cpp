@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -97,9 +98,10 @@ std::string table_list(const std::vector<EpochTable>& tables) {
 }  // namespace
 
 std::string encode_pending(uint64_t epoch, int64_t end_offset, std::string_view prefix,
-                           const std::vector<EpochTable>& tables) {
+                           const std::vector<EpochTable>& tables, int64_t precommit_floor_ms) {
   // "-": an epoch that loaded nothing (its records were all skipped).
-  return pending_head(epoch, end_offset, prefix) + (tables.empty() ? std::string("-") : table_list(tables));
+  return pending_head(epoch, end_offset, prefix) + (tables.empty() ? std::string("-") : table_list(tables)) + " " +
+         std::to_string(precommit_floor_ms);
 }
 
 size_t pending_bytes_bound(uint64_t epoch, int64_t end_offset, std::string_view prefix,
@@ -114,14 +116,17 @@ size_t pending_bytes_bound(uint64_t epoch, int64_t end_offset, std::string_view 
       for (uint32_t i = 0; i < t.parts; ++i) t.order[i] = i;
     }
   }
-  return encode_pending(epoch, end_offset, prefix, grown).size();
+  // The floor as wide as a Unix ms time can get in this format.
+  return encode_pending(epoch, end_offset, prefix, grown, std::numeric_limits<int64_t>::max()).size();
 }
 
 std::string encode_reference(uint64_t epoch, int64_t end_offset, std::string_view prefix,
-                             std::string_view anchor_topic, int32_t anchor_partition, const EpochTable& witness) {
+                             std::string_view anchor_topic, int32_t anchor_partition, const EpochTable& witness,
+                             int64_t precommit_floor_ms) {
   return "c2d1 R " + std::to_string(epoch) + " " + std::to_string(end_offset) + " " + esc(prefix) + " " +
          esc(anchor_topic) + " " + std::to_string(anchor_partition) + " " +
-         (witness.table.empty() ? std::string("-") : esc(witness.db) + ":" + esc(witness.table));
+         (witness.table.empty() ? std::string("-") : esc(witness.db) + ":" + esc(witness.table)) + " " +
+         std::to_string(precommit_floor_ms);
 }
 
 std::string encode_committed(uint64_t epoch, std::string_view prefix) {
@@ -141,7 +146,9 @@ GroupMeta decode_group_meta(std::string_view s) {
     m.label_prefix = *p;
     return m;
   }
-  if (f[1] == "R" && f.size() == 8 && num(f[3], m.end_offset) && num(f[6], m.anchor_partition)) {
+  // An older daemon wrote P and R without the floor (6 and 8 fields).
+  if (f[1] == "R" && (f.size() == 8 || (f.size() == 9 && num(f[8], m.precommit_floor_ms))) &&
+      num(f[3], m.end_offset) && num(f[6], m.anchor_partition)) {
     auto p = unesc(f[4]);
     auto topic = unesc(f[5]);
     if (!p || !topic || topic->empty()) return legacy;
@@ -157,7 +164,9 @@ GroupMeta decode_group_meta(std::string_view s) {
     m.witness = {*db, *table, 1, {}};
     return m;
   }
-  if (f[1] != "P" || f.size() != 6 || !num(f[3], m.end_offset)) return legacy;
+  if (f[1] != "P" || (f.size() != 6 && !(f.size() == 7 && num(f[6], m.precommit_floor_ms))) ||
+      !num(f[3], m.end_offset))
+    return legacy;
   auto p = unesc(f[4]);
   if (!p) return legacy;
   m.kind = GroupMeta::Kind::Pending;

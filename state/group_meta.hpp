@@ -3,7 +3,7 @@
 // Kafka consumer group (docs/architecture.md, "Multi-instance protocol").
 //
 // Three kinds, all starting with "c2d1 ":
-//   pending   "c2d1 P <epoch> <end> <prefix> <tables>"  — committed with the
+//   pending   "c2d1 P <epoch> <end> <prefix> <tables> <floor>" — committed with the
 //             epoch's *start* offset at the fenced commit point, before any
 //             of its txns commits, on ONE partition of the epoch (the
 //             anchor: the first partition with records in it). <tables>
@@ -16,12 +16,18 @@
 //             the broker's offset.metadata.max.bytes (4096 by default).
 //             Written by older daemons on every partition, and with "?"
 //             instead of a list that did not fit (still read).
-//   reference "c2d1 R <epoch> <end> <prefix> <anchor topic> <anchor partition> <db>:<table>"
+//   reference "c2d1 R <epoch> <end> <prefix> <anchor topic> <anchor partition> <db>:<table> <floor>"
 //             — the same commit point on every other partition with records
 //             in the epoch: where the list is, and one table of the epoch
 //             (the witness) whose label tells the epoch's fate once the
 //             anchor moved on (a resolved epoch is all committed or all
 //             aborted). Bounded by the names, whatever the table count.
+//   <floor>   (both kinds) the writer's Unix ms taken before the epoch's
+//             first pre-commit: no txn of the epoch was pre-committed
+//             earlier, so none can have expired in Doris before <floor> +
+//             the pre-commit timeout, and a label Doris no longer knows
+//             before then was committed and forgotten (docs/architecture.md,
+//             "Forgotten labels"). Absent in an older daemon's metadata.
 //   committed "c2d1 C <epoch> <prefix>"                  — committed with the
 //             end offset once every txn of the epoch committed.
 // A daemon before the reference kind reads R as Legacy: every member of a
@@ -61,15 +67,17 @@ struct GroupMeta {
   std::string anchor_topic;        // Reference: the partition holding the list
   int32_t anchor_partition = 0;
   EpochTable witness;              // Reference: one table of the epoch (parts unused)
+  int64_t precommit_floor_ms = 0;  // Pending, Reference: <floor>; 0 when not given
   bool operator==(const GroupMeta&) const = default;
 };
 
 // Pending metadata with the whole table list (the caller keeps it within
 // kMaxMetadataBytes, see table_list_bytes()).
 std::string encode_pending(uint64_t epoch, int64_t end_offset, std::string_view prefix,
-                           const std::vector<EpochTable>& tables);
+                           const std::vector<EpochTable>& tables, int64_t precommit_floor_ms);
 std::string encode_reference(uint64_t epoch, int64_t end_offset, std::string_view prefix,
-                             std::string_view anchor_topic, int32_t anchor_partition, const EpochTable& witness);
+                             std::string_view anchor_topic, int32_t anchor_partition, const EpochTable& witness,
+                             int64_t precommit_floor_ms);
 // Bytes of pending metadata for these tables, with room for every table to
 // grow to `max_parts` parts, and for a commit order where a table's `order`
 // is non-empty (any value: it marks a table that may need one): what may

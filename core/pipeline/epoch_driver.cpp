@@ -12,13 +12,14 @@
 
 namespace cdc2doris::pipeline {
 
-state::EpochRecord Pipeline::Impl::make_record(uint64_t epoch, std::vector<state::TableTxn> txns) const {
+state::EpochRecord Pipeline::Impl::make_record(uint64_t epoch, std::vector<state::TableTxn> txns,
+                                                int64_t precommit_floor_ms) const {
   state::EpochRecord rec;
   rec.epoch = epoch;
   rec.label_prefix = cfg_.label_prefix;
   rec.state = state::EpochState::Precommitted;
   rec.txns = std::move(txns);
-  rec.created_unix_ms = unix_ms();
+  rec.created_unix_ms = precommit_floor_ms;
   for (const auto& [tp, end] : pos_) {
     auto b = base_.find(tp);
     rec.partitions.push_back({tp.topic, tp.partition, b == base_.end() ? end : b->second, end});
@@ -97,6 +98,8 @@ void Pipeline::Impl::step(Who who, Event event) {
       switch (action) {
         case Action::FinishLoads: {
           CDC2DORIS_CRASH_POINT("before_precommit");
+          // Before the first body ends, so before any txn of the epoch is pre-committed.
+          const int64_t precommit_floor_ms = unix_ms();
           std::vector<state::TableTxn> txns;
           std::optional<Error> err = finish_loads(open_.loads, txns);
           if (!err && open_.dead_letters) err = deps_.dead_letters->flush(std::chrono::seconds(30));
@@ -122,7 +125,7 @@ void Pipeline::Impl::step(Who who, Event event) {
             }
           }
           CDC2DORIS_CRASH_POINT("after_precommit");
-          open_.record = make_record(open_.epoch, std::move(txns));
+          open_.record = make_record(open_.epoch, std::move(txns), precommit_floor_ms);
           next = Event::LoadsPrecommitted;
           has_next = true;
           break;
@@ -327,7 +330,7 @@ void Pipeline::Impl::drive_closing(bool block) {
       }
       if (const auto outcome = std::get<doris::TxnOutcome>(res);
           outcome == doris::TxnOutcome::NotFoundOrAborted || outcome == doris::TxnOutcome::Aborted) {
-        switch (classify_lost(txn, c.record.epoch, outcome == doris::TxnOutcome::Aborted)) {
+        switch (classify_lost(txn, c.record, outcome == doris::TxnOutcome::Aborted)) {
           case LostCheck::Committed: break;
           case LostCheck::Lost:
             log_->warn("epoch {}: txn {} of {}.{} (label {}) was aborted or forgotten by Doris; it will be replayed",
@@ -379,8 +382,9 @@ std::optional<bool> Pipeline::Impl::unique_key(const Target& t) {
   return std::get<doris::TableSchema>(schema).keys_type == "UNIQUE_KEYS";
 }
 
-Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& txn, uint64_t epoch,
+Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& txn, const state::EpochRecord& rec,
                                                          bool known_aborted) {
+  const uint64_t epoch = rec.epoch;
   // "not found" is ambiguous once Doris forgot a finished label: the label's
   // own state tells a committed txn from a lost one.
   doris::LoadSpec spec;
@@ -404,13 +408,22 @@ Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& t
     if (std::holds_alternative<doris::DorisError>(r)) return LostCheck::Retry;
   }
   if (known_aborted) return LostCheck::Lost;
+  // Pre-committed less than Doris' pre-commit timeout ago, the txn cannot
+  // have expired: Doris committed it (a commit whose answer was lost) and
+  // forgot the label since (group.cpp, forget_window).
+  if (forget_window(rec.created_unix_ms) == ForgetWindow::Young) {
+    log_->info("epoch {}: txn {} of {}.{} (label {}) is no longer known to Doris within the pre-commit timeout: "
+               "committed, and forgotten by Doris",
+               epoch, txn.txn_id, txn.db, txn.table, txn.label);
+    return LostCheck::Committed;
+  }
   // Doris knows neither the txn nor a finished label: it may have committed
   // and then been forgotten (FE Config label_num_threshold: the oldest
   // finished txns beyond 2000 per database; label_keep_max_second /
   // streaming_label_keep_max_second by age), e.g. a commit whose answer was
   // lost and whose retry came after that. A UNIQUE KEY table takes the same
   // rows again to the same state; any other table would hold them twice.
-  if (epoch == cfg_.unproven_epoch) {
+  if (unproven_verdict(cfg_.label_prefix, epoch)) {
     log_->warn("epoch {}: txn {} of {}.{} (label {}) is unknown to Doris; the operator set delivery.unproven_epoch "
                "to '{}:{}'",
                epoch, txn.txn_id, txn.db, txn.table, txn.label, epoch,

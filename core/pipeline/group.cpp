@@ -83,9 +83,9 @@ kafka::GroupOffsetMap commit_point_offsets(const state::EpochRecord& rec) {
   for (const auto* p : active)
     offsets[{p->topic, p->partition}] = {
         p->start_offset,
-        p == anchor ? state::encode_pending(rec.epoch, p->end_offset, rec.label_prefix, tables)
+        p == anchor ? state::encode_pending(rec.epoch, p->end_offset, rec.label_prefix, tables, rec.created_unix_ms)
                     : state::encode_reference(rec.epoch, p->end_offset, rec.label_prefix, anchor->topic,
-                                              anchor->partition, witness)};
+                                              anchor->partition, witness, rec.created_unix_ms)};
   return offsets;
 }
 
@@ -232,6 +232,21 @@ std::optional<Pipeline::Impl::PendingFate> Pipeline::Impl::known_fate(const stat
   return std::nullopt;
 }
 
+Pipeline::Impl::ForgetWindow Pipeline::Impl::forget_window(int64_t floor_ms) const {
+  if (floor_ms <= 0) return ForgetWindow::Expired;  // an older daemon's metadata: no floor
+  const int64_t now = unix_ms();
+  if (now < floor_ms + cfg_.precommit_timeout_ms - cfg_.clock_skew_allowance_ms) return ForgetWindow::Young;
+  if (now < floor_ms + cfg_.precommit_timeout_ms + cfg_.clock_skew_allowance_ms) return ForgetWindow::Unsure;
+  return ForgetWindow::Expired;
+}
+
+std::optional<bool> Pipeline::Impl::unproven_verdict(const std::string& prefix, uint64_t epoch) const {
+  if (cfg_.unproven_epoch == 0 || epoch != cfg_.unproven_epoch) return std::nullopt;
+  if ((cfg_.unproven_epoch_prefix.empty() ? cfg_.label_prefix : cfg_.unproven_epoch_prefix) != prefix)
+    return std::nullopt;
+  return cfg_.unproven_epoch_committed;
+}
+
 Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMeta& m) {
   const std::pair<std::string, uint64_t> key{m.label_prefix, m.epoch};
   if (auto fate = known_fate(m)) return *fate;
@@ -279,12 +294,13 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
       }
   }
   size_t finished = 0, precommitted = 0;
-  std::vector<std::string> lost, running;
+  std::vector<const Probe*> lost;
+  std::vector<std::string> running;
   for (const auto& p : probes) {
     if (p.state.state == doris::LabelState::Finished) ++finished;
     else if (p.state.state == doris::LabelState::Precommitted) ++precommitted;
     else if (p.state.state == doris::LabelState::Running) running.push_back(p.label);
-    else if (m.tables_listed) lost.push_back(p.label);  // aborted and forgotten
+    else if (m.tables_listed) lost.push_back(&p);  // aborted, or committed and forgotten
   }
   const std::string name = "epoch " + std::to_string(m.epoch) + " of label prefix '" + m.label_prefix + "'";
   // A load runs under a label of an epoch past its commit point only when
@@ -295,10 +311,58 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
                           name + " is pending in the consumer group and label " + running.front() +
                               " is held by a running load (its owner is replaying the epoch, or a replay of it was "
                               "interrupted): not resolved by this member now; retried at the next start")};
+  // Every label of the epoch was pre-committed before its commit point. A
+  // label Doris no longer knows within the pre-commit timeout cannot have
+  // expired: it was committed, and Doris forgot it (label_num_threshold).
+  const ForgetWindow window = forget_window(m.precommit_floor_ms);
+  if (!lost.empty() && window == ForgetWindow::Young) {
+    log_->info("{}: label {} (and {} more) is no longer known to Doris, {} s after the epoch's pre-commits (less "
+               "than the pre-commit timeout): committed, and forgotten by Doris",
+               name, lost.front()->label, lost.size() - 1, (unix_ms() - m.precommit_floor_ms) / 1000);
+    finished += lost.size();
+    lost.clear();
+  }
+  if (!lost.empty() && window == ForgetWindow::Unsure)
+    throw FatalStop{Error(Disposition::Retry,
+                          name + " is pending in the consumer group and label " + lost.front()->label +
+                              " is no longer known to Doris right at its pre-commit timeout: committed and "
+                              "forgotten, or expired, cannot be told yet; decided again at the next start")};
+  if (!lost.empty()) {
+    if (auto verdict = unproven_verdict(m.label_prefix, m.epoch)) {
+      log_->warn("{}: {} label(s) unknown to Doris; the operator set delivery.unproven_epoch to '{}'", name,
+                 lost.size(), *verdict ? "committed" : "replay");
+      if (*verdict) {
+        finished += lost.size();
+        lost.clear();
+      }
+    } else {
+      // Re-reading the range loads the rows of a lost label again: the same
+      // state for a UNIQUE KEY table, twice in any other if it had committed.
+      std::vector<std::string> unsafe;
+      for (const auto* p : lost) {
+        const auto unique = unique_key(p->target);
+        if (!unique)
+          throw FatalStop{Error(Disposition::Retry, name + ": cannot read the key type of " + p->target.name())};
+        if (!*unique) unsafe.push_back(p->label);
+      }
+      if (!unsafe.empty())
+        throw FatalStop{Error(
+            Disposition::Fatal,
+            name + " is pending in the consumer group and Doris no longer knows label " + unsafe.front() + " (and " +
+                std::to_string(unsafe.size() - 1) +
+                " more of tables that are not UNIQUE KEY), more than the pre-commit timeout after the epoch's "
+                "pre-commits: committed and then forgotten, or expired, cannot be proven, and re-reading the range "
+                "could load its rows twice. Start the instance that wrote it (its state knows), or look for the "
+                "epoch's rows and set delivery.unproven_epoch: '" +
+                m.label_prefix + ":" + std::to_string(m.epoch) + ":committed' if they are there or '" +
+                m.label_prefix + ":" + std::to_string(m.epoch) +
+                ":replay' if not, and restart (docs/operations.md, \"An epoch Doris forgot\")")};
+    }
+  }
   if (finished > 0 && !lost.empty())
     throw FatalStop{Error(Disposition::Retry,
                           name + " is pending in the consumer group and partly committed in Doris, but label " +
-                              lost.front() + " (and " + std::to_string(lost.size() - 1) +
+                              lost.front()->label + " (and " + std::to_string(lost.size() - 1) +
                               " more) is neither committed nor pre-committed (its pre-commit expired?): only the "
                               "instance that wrote it can replay it from its state; start it, or see "
                               "docs/operations.md")};
@@ -387,10 +451,39 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_reference(const state::Group
                               name + " is pending in the consumer group, the partition holding its table list (" +
                                   kafka::to_string(anchor) + ") moved on, and label " + spec.label +
                                   " is still pre-committed: its fate cannot be told; retried at the next start")};
-      log_->warn("{} was pending in the consumer group, its table list partition {} moved on and label {} is not "
-                 "committed: its range is re-read",
-                 name, kafka::to_string(anchor), spec.label);
-      return resolved_[key] = PendingFate::Aborted;
+      // Not known to Doris: aborted, or committed and forgotten. Within the
+      // pre-commit timeout only the latter (resolve_pending).
+      switch (forget_window(m.precommit_floor_ms)) {
+        case ForgetWindow::Young:
+          log_->info("{} was pending in the consumer group, its table list partition {} moved on and label {} is "
+                     "no longer known to Doris within the pre-commit timeout: committed and forgotten; its "
+                     "partitions start after it",
+                     name, kafka::to_string(anchor), spec.label);
+          return resolved_[key] = PendingFate::Committed;
+        case ForgetWindow::Unsure:
+          throw FatalStop{Error(Disposition::Retry,
+                                name + ": label " + spec.label +
+                                    " is no longer known to Doris right at its pre-commit timeout: decided again at "
+                                    "the next start")};
+        case ForgetWindow::Expired: break;
+      }
+      if (auto verdict = unproven_verdict(m.label_prefix, m.epoch)) {
+        log_->warn("{}: label {} unknown to Doris; the operator set delivery.unproven_epoch to '{}'", name,
+                   spec.label, *verdict ? "committed" : "replay");
+        return resolved_[key] = *verdict ? PendingFate::Committed : PendingFate::Aborted;
+      }
+      // Its resolver aborted it, or committed it and Doris forgot since:
+      // the epoch's other tables are not known here, so only an operator
+      // can say whether re-reading would load rows twice.
+      throw FatalStop{Error(
+          Disposition::Fatal,
+          name + " is pending in the consumer group, the partition holding its table list (" +
+              kafka::to_string(anchor) + ") moved on, and Doris no longer knows label " + spec.label +
+              ", more than the pre-commit timeout after the epoch's pre-commits: whether it was committed cannot be "
+              "proven. Look for the epoch's rows and set delivery.unproven_epoch: '" +
+              m.label_prefix + ":" + std::to_string(m.epoch) + ":committed' if they are there or '" + m.label_prefix +
+              ":" + std::to_string(m.epoch) + ":replay' if not, and restart (docs/operations.md, \"An epoch Doris "
+              "forgot\")")};
     }
     const auto& err = std::get<doris::DorisError>(probed);
     if (err.disposition() != Disposition::Retry || attempt >= 8 || stop_.load())

@@ -83,9 +83,19 @@ struct PipelineConfig {
   LostGroupOffsets on_group_offsets_lost = LostGroupOffsets::Fail;
   // The operator's verdict on an epoch whose outcome Doris can no longer
   // prove (a txn Doris forgot, of a table where a replay duplicates rows;
-  // docs/operations.md): applies to this epoch only (0: none).
+  // docs/operations.md): applies to this epoch only (0: none), of this
+  // instance, or of another instance's label prefix when one is given.
   uint64_t unproven_epoch = 0;
+  std::string unproven_epoch_prefix;      // empty: this instance's own epoch
   bool unproven_epoch_committed = false;  // true: its rows are in Doris; false: replay it
+  // Doris aborts a pre-committed txn this long after its pre-commit (FE
+  // Config.java stream_load_default_precommit_timeout_second, 3600). Until
+  // then a label Doris no longer knows was committed and forgotten
+  // (docs/architecture.md, "Forgotten labels"); never set it above Doris'.
+  int64_t precommit_timeout_ms = 3600 * 1000;
+  // How far the clocks of the instances and Doris' FE may differ: the window
+  // above is shortened by it, and an expiry is only assumed this much later.
+  int64_t clock_skew_allowance_ms = 5 * 60 * 1000;
 };
 
 struct Dependencies {

@@ -173,6 +173,16 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   bool own_record_passed(const state::EpochRecord& rec);
   std::optional<PendingFate> known_fate(const state::GroupMeta& m);
   PendingFate resolve_pending(const state::GroupMeta& m);
+  // Where now stands against the pre-commit timeout of an epoch whose txns
+  // were all pre-committed after `floor_ms` (0: not known).
+  //   Young:   none can have expired: a label Doris does not know was
+  //            committed and forgotten (label_num_threshold).
+  //   Unsure:  within the clock-skew allowance of the expiry: decided later.
+  //   Expired: an unknown label may have expired or been committed.
+  enum class ForgetWindow { Young, Unsure, Expired };
+  ForgetWindow forget_window(int64_t floor_ms) const;
+  // The operator's delivery.unproven_epoch verdict on this epoch, if any.
+  std::optional<bool> unproven_verdict(const std::string& prefix, uint64_t epoch) const;
   // A partition whose metadata refers to the epoch's anchor partition
   // (state/group_meta.hpp); `known` is what the group was already asked.
   PendingFate resolve_reference(const state::GroupMeta& m, const kafka::GroupOffsetMap& known);
@@ -233,7 +243,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void drive_closing(bool block);
   // known_aborted: Doris answered the commit with "already aborted" (the
   // txn never became visible); else it did not know the txn at all.
-  LostCheck classify_lost(const state::TableTxn& txn, uint64_t epoch, bool known_aborted);
+  LostCheck classify_lost(const state::TableTxn& txn, const state::EpochRecord& rec, bool known_aborted);
   void mark_committed(ClosingEpoch& closing);
   void commit_offsets(const ClosingEpoch& closing);
   void open_next_epoch();
@@ -309,7 +319,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   int txn_budget(const std::string& db) const;
   void note_txn_limit(const doris::DorisError& err, const std::string& db);
   std::map<std::string, int> txn_limit_budget_;
-  state::EpochRecord make_record(uint64_t epoch, std::vector<state::TableTxn> txns) const;
+  state::EpochRecord make_record(uint64_t epoch, std::vector<state::TableTxn> txns, int64_t precommit_floor_ms) const;
   void publish_partitions();
   // Phase and epochs for /status; cheap unless something changed.
   void publish_state();

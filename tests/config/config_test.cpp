@@ -86,6 +86,7 @@ doris:
   buffer_bytes: 2MiB
   io_threads: 2
   connect_timeout: 3s
+  precommit_timeout: 2h
   request_timeout: 20s
   load_timeout: 10m
   max_attempts: 5
@@ -209,6 +210,7 @@ logging:
   CHECK(c.doris.route == doris::Route::DirectBe);
   CHECK(c.doris.buffer_bytes == 2u << 20);
   CHECK(c.doris.timeouts.response == std::chrono::minutes(10));
+  CHECK(c.delivery.precommit_timeout_ms == 2 * 3600 * 1000);
   CHECK_FALSE(c.doris.tls.verify_hostname);
   CHECK(c.delivery.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter);
   CHECK(c.source_config().read_headers);  // dead letters carry the original headers
@@ -554,7 +556,20 @@ TEST_CASE("config: the default label prefix names the instance, a state keeps th
                                    "delivery: {unproven_epoch: \"41:committed\"}\n",
                                "t.yaml");
   CHECK(u.delivery.unproven_epoch == 41);
+  CHECK(u.delivery.unproven_epoch_prefix.empty());
   CHECK(u.delivery.unproven_epoch_committed);
+  // ... and on another instance's epoch pending in the consumer group.
+  auto other = config::load_string("kafka: {bootstrap_servers: \"k:9092\", topics: [a]}\n" + doris +
+                                       "delivery: {unproven_epoch: \"cdc2doris_pod-1:41:replay\"}\n",
+                                   "t.yaml");
+  CHECK(other.delivery.unproven_epoch == 41);
+  CHECK(other.delivery.unproven_epoch_prefix == "cdc2doris_pod-1");
+  CHECK_FALSE(other.delivery.unproven_epoch_committed);
+  CHECK(other.delivery.precommit_timeout_ms == 3600 * 1000);
+  CHECK_THROWS_WITH(config::load_string("kafka: {bootstrap_servers: \"k:9092\", topics: [a]}\n" + doris +
+                                            "delivery: {unproven_epoch: \":41:replay\"}\n",
+                                        "t.yaml"),
+                    Catch::Contains("delivery.unproven_epoch"));
   CHECK_THROWS_WITH(config::load_string("kafka: {bootstrap_servers: \"k:9092\", topics: [a]}\n" + doris +
                                             "delivery: {unproven_epoch: \"41:maybe\"}\n",
                                         "t.yaml"),

@@ -104,6 +104,13 @@ void FakeDoris::expire_txn(int64_t txn_id) {
   it->second.state = TxnState::Aborted;
 }
 
+void FakeDoris::forget_txn(int64_t txn_id) {
+  std::lock_guard lk(mu_);
+  auto it = txns_.find(txn_id);
+  if (it == txns_.end() || open_state(it->second.state)) throw std::logic_error("forget_txn: not a finished txn");
+  it->second.forgotten = true;
+}
+
 void FakeDoris::fail_next_writes(int n, doris::DorisError e, const std::string& table, int after_ok) {
   std::lock_guard lk(mu_);
   write_faults_.push_back({n, after_ok, table, std::move(e)});

@@ -254,6 +254,9 @@ class FakeDoris final : public doris::DorisClient {
                    std::vector<std::string> rows = {});
   // Doris aborts a txn by itself (pre-commit timeout, expiry).
   void expire_txn(int64_t txn_id);
+  // Doris forgets a finished (committed or aborted) txn and its label
+  // (label_num_threshold): unknown to every call from now on.
+  void forget_txn(int64_t txn_id);
 
   // --- fault knobs (each consumed by one call; `table` empty = any table)
   void fail_next_writes(int n, doris::DorisError e, const std::string& table = "", int after_ok = 0);

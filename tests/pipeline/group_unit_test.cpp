@@ -135,12 +135,55 @@ TEST_CASE("group: a pending epoch another member left pre-committed is committed
   check_txns_clean(env);
 }
 
-TEST_CASE("group: a pending epoch whose txns Doris aborted is re-read by the next owner", "[pipeline][unit][group]") {
+// Past Doris' pre-commit timeout a label Doris does not know may have expired
+// or been committed and forgotten: re-reading the range is safe for UNIQUE
+// KEY tables only, so with a DUPLICATE KEY table in the epoch the operator
+// decides (issue 31).
+TEST_CASE("group: a pending epoch whose txns Doris aborted past the pre-commit timeout is re-read once the operator "
+          "says so",
+          "[pipeline][unit][group]") {
   Env env;
   state::MemoryCheckpointStore store_b;
   env.produce(60);
   const auto rec = leave_pending(env, store_b, "b");
+  REQUIRE(std::any_of(rec.txns.begin(), rec.txns.end(), [](const auto& t) { return t.table == "orders_3"; }));
   for (const auto& t : rec.txns) env.doris.expire_txn(t.txn_id);
+  env.produce(50);
+  const std::string verdict = "b:" + std::to_string(rec.epoch) + ":replay";
+  {
+    Runner a(env, past_precommit_timeout(instance(env, "a")));
+    auto r = a.await_end();
+    REQUIRE(r.error);
+    CHECK(r.error->disposition() == Disposition::Fatal);
+    CHECK_THAT(r.error->what(), Catch::Contains("cannot be proven") && Catch::Contains(verdict) &&
+                                    Catch::Contains("orders_3"));
+  }
+  auto cfg = past_precommit_timeout(instance(env, "a"));
+  cfg.unproven_epoch = rec.epoch;
+  cfg.unproven_epoch_prefix = "b";
+  Runner a(env, cfg);
+  REQUIRE(a.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(a.stop().error);
+  CHECK(a.metrics.pending_epochs_resolved >= 1);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
+// The group small-limits campaign (issue 30): its owner committed the epoch
+// in Doris, its end-offset commit was refused by a rebalance, and Doris
+// forgot the labels by count (label_num_threshold) before the next owner
+// asked. Re-reading the range loaded the DUPLICATE KEY table's rows twice.
+TEST_CASE("group: a pending epoch whose labels Doris forgot within the pre-commit timeout is committed, not re-read",
+          "[pipeline][unit][group]") {
+  Env env;
+  state::MemoryCheckpointStore store_b;
+  env.produce(60);
+  const auto rec = leave_pending(env, store_b, "b");
+  REQUIRE(std::any_of(rec.txns.begin(), rec.txns.end(), [](const auto& t) { return t.table == "orders_3"; }));
+  for (const auto& t : rec.txns) {
+    REQUIRE(std::holds_alternative<doris::TxnOutcome>(env.doris.commit("shop", t.txn_id)));
+    env.doris.forget_txn(t.txn_id);
+  }
   env.produce(50);
   Runner a(env, instance(env, "a"));
   REQUIRE(a.wait_for([&] { return env.caught_up(); }));
@@ -294,7 +337,7 @@ TEST_CASE("group: a member never replays an epoch the group has moved past", "[p
 TEST_CASE("group metadata: round trip, escaping, references, and an older daemon's '?'",
           "[pipeline][unit][group]") {
   std::vector<state::EpochTable> tables{{"shop", "orders", 1, {}}, {"shop", "a b,c", 3, {}}, {"x:y", "t;1", 1, {}}};
-  auto s = state::encode_pending(42, 1234, "pod-0", tables);
+  auto s = state::encode_pending(42, 1234, "pod-0", tables, 1796000000000);
   auto m = state::decode_group_meta(s);
   CHECK(m.kind == state::GroupMeta::Kind::Pending);
   CHECK(m.epoch == 42);
@@ -305,17 +348,26 @@ TEST_CASE("group metadata: round trip, escaping, references, and an older daemon
             [](const auto& a, const auto& b) { return std::tie(a.db, a.table) < std::tie(b.db, b.table); });
   CHECK(m.tables == tables);
   CHECK(s.find("a%20b%2Cc*3") != std::string::npos);
+  CHECK(m.precommit_floor_ms == 1796000000000);
+  // An older daemon's metadata has no pre-commit floor: still read, floor unknown.
+  auto no_floor = state::decode_group_meta("c2d1 P 42 1234 pod-0 shop:orders");
+  CHECK(no_floor.kind == state::GroupMeta::Kind::Pending);
+  CHECK(no_floor.precommit_floor_ms == 0);
+  CHECK(state::decode_group_meta("c2d1 R 4 7 p t 0 db:a").precommit_floor_ms == 0);
+  CHECK(state::decode_group_meta("c2d1 R 4 7 p t 0 db:a").kind == state::GroupMeta::Kind::Reference);
+  CHECK(state::decode_group_meta("c2d1 P 42 1234 pod-0 shop:orders x").kind == state::GroupMeta::Kind::Legacy);
 
   // An older daemon's "?" (a list that did not fit) is still read; nothing writes it now.
   auto old = state::decode_group_meta("c2d1 P 7 9 p ?");
   CHECK(old.kind == state::GroupMeta::Kind::Pending);
   CHECK_FALSE(old.tables_listed);
-  auto none = state::decode_group_meta(state::encode_pending(7, 9, "p", {}));
+  auto none = state::decode_group_meta(state::encode_pending(7, 9, "p", {}, 5));
   CHECK(none.kind == state::GroupMeta::Kind::Pending);
   CHECK(none.tables_listed);
   CHECK(none.tables.empty());
 
-  auto r = state::decode_group_meta(state::encode_reference(42, 77, "pod 0", "s.shop.t", 3, {"x:y", "t;1", 1, {}}));
+  auto r = state::decode_group_meta(
+      state::encode_reference(42, 77, "pod 0", "s.shop.t", 3, {"x:y", "t;1", 1, {}}, 1796000000001));
   CHECK(r.kind == state::GroupMeta::Kind::Reference);
   CHECK(r.epoch == 42);
   CHECK(r.end_offset == 77);
@@ -323,14 +375,15 @@ TEST_CASE("group metadata: round trip, escaping, references, and an older daemon
   CHECK(r.anchor_topic == "s.shop.t");
   CHECK(r.anchor_partition == 3);
   CHECK(r.witness == state::EpochTable{"x:y", "t;1", 1, {}});
-  auto r0 = state::decode_group_meta(state::encode_reference(4, 7, "p", "t", 0, {"", "", 1, {}}));
+  CHECK(r.precommit_floor_ms == 1796000000001);
+  auto r0 = state::decode_group_meta(state::encode_reference(4, 7, "p", "t", 0, {"", "", 1, {}}, 0));
   CHECK(r0.kind == state::GroupMeta::Kind::Reference);
   CHECK(r0.witness.table.empty());
   CHECK(state::decode_group_meta("c2d1 R 4 7 p t x db:a").kind == state::GroupMeta::Kind::Legacy);
 
   // A commit order other than the labels' part order (sequence mode) travels with the list.
   std::vector<state::EpochTable> seq{{"d", "seqt", 5, {0, 3, 1, 2, 4}}};
-  auto so = state::encode_pending(1, 2, "p", seq);
+  auto so = state::encode_pending(1, 2, "p", seq, 0);
   CHECK(so.find("seqt*5/0.3.1.2.4") != std::string::npos);
   CHECK(state::decode_group_meta(so).tables == seq);
   CHECK(state::decode_group_meta("c2d1 P 1 2 p d:t*3/0.0.1").kind == state::GroupMeta::Kind::Legacy);
@@ -451,7 +504,7 @@ TEST_CASE("group: an epoch ends before its table list outgrows the metadata, no 
     for (const auto& t : rec.txns) parts[{t.db, t.table}] = std::max(parts[{t.db, t.table}], t.part + 1);
     std::vector<state::EpochTable> tables;
     for (const auto& [k, n] : parts) tables.push_back({k.first, k.second, n, {}});
-    CHECK(state::encode_pending(rec.epoch, 1'000'000, "t", tables).size() <= state::kMaxMetadataBytes);
+    CHECK(state::encode_pending(rec.epoch, 1'000'000, "t", tables, 1796000000000).size() <= state::kMaxMetadataBytes);
   }
   check_doris_matches(env, env.end_offsets());
   check_txns_clean(env);
@@ -460,8 +513,13 @@ TEST_CASE("group: an epoch ends before its table list outgrows the metadata, no 
 // The partition holding the list moved on (its new owner resolved the epoch
 // and committed its own): the others tell the fate from one label.
 TEST_CASE("group: a reference whose anchor moved on follows the witness label", "[pipeline][unit][group]") {
-  for (const bool committed : {true, false}) {
-    DYNAMIC_SECTION((committed ? "committed" : "aborted")) {
+  // forgotten: committed, and Doris forgot the labels within the pre-commit
+  // timeout; aborted: past it, which only the operator can tell from a
+  // committed epoch whose labels Doris forgot.
+  enum Fate { Committed, Forgotten, Aborted };
+  for (const Fate fate : {Committed, Forgotten, Aborted}) {
+    const bool committed = fate != Aborted;
+    DYNAMIC_SECTION((fate == Committed ? "committed" : fate == Forgotten ? "forgotten" : "aborted")) {
       Env env;
       state::MemoryCheckpointStore store_b;
       env.produce(60);
@@ -481,10 +539,24 @@ TEST_CASE("group: a reference whose anchor moved on follows the witness label", 
       for (const auto& t : rec.txns) {
         if (committed) REQUIRE(std::holds_alternative<doris::TxnOutcome>(env.doris.commit("shop", t.txn_id)));
         else env.doris.expire_txn(t.txn_id);
+        if (fate == Forgotten) env.doris.forget_txn(t.txn_id);
       }
       env.source.set_group_offset(anchor, {committed ? anchor_end : anchor_start, state::encode_committed(9, "other")});
       env.produce(50);
-      Runner a(env, instance(env, "a"));
+      auto cfg = instance(env, "a");
+      if (fate == Aborted) {
+        cfg = past_precommit_timeout(cfg);
+        {
+          Runner stopped(env, cfg);
+          auto r = stopped.await_end();
+          REQUIRE(r.error);
+          CHECK_THAT(r.error->what(), Catch::Contains("cannot be proven") &&
+                                          Catch::Contains("b:" + std::to_string(rec.epoch) + ":replay"));
+        }
+        cfg.unproven_epoch = rec.epoch;
+        cfg.unproven_epoch_prefix = "b";
+      }
+      Runner a(env, cfg);
       REQUIRE(a.wait_for([&] { return env.caught_up(); }));
       CHECK_FALSE(a.stop().error);
       check_doris_matches(env, env.end_offsets());

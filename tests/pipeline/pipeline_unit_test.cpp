@@ -314,16 +314,35 @@ TEST_CASE("pipeline: a txn Doris lost at commit is replayed for that table only"
 }
 
 // Issue 31 (6): Doris forgets finished txns and their labels by count
-// (label_num_threshold) as well as by age. A commit whose answer was lost and
-// whose retry finds the txn forgotten cannot tell committed from aborted: a
-// replay would load a DUPLICATE KEY table's rows twice.
+// (label_num_threshold) as well as by age. Within Doris' pre-commit timeout
+// a pre-committed txn cannot have expired, so a txn Doris no longer knows
+// was committed: the epoch is not replayed (before, a DUPLICATE KEY table
+// stopped the daemon and a UNIQUE one was replayed for nothing).
+TEST_CASE("pipeline: a txn Doris forgot within the pre-commit timeout was committed, its epoch is not replayed",
+          "[pipeline][unit]") {
+  Env env;
+  env.produce(60);
+  Runner run(env, env.config());
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  env.doris.forget_next_commit("orders_3");  // DUPLICATE KEY
+  env.doris.forget_next_commit("orders_1");  // UNIQUE KEY
+  env.produce(120);
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(run.metrics.epochs_replayed == 0);
+  check_doris_matches(env, env.end_offsets());
+}
+
+// Past the pre-commit timeout a commit whose answer was lost and whose retry
+// finds the txn forgotten cannot tell committed from expired: a replay would
+// load a DUPLICATE KEY table's rows twice.
 TEST_CASE("pipeline: an epoch Doris forgot is never replayed into a DUPLICATE KEY table, the operator decides",
           "[pipeline][unit]") {
   Env env;
   env.produce(60);
   uint64_t epoch = 0;
   {
-    Runner run(env, env.config());
+    Runner run(env, past_precommit_timeout(env.config()));
     REQUIRE(run.wait_for([&] { return env.caught_up(); }));
     env.doris.forget_next_commit("orders_3");  // DUPLICATE KEY
     env.produce(120);
@@ -341,13 +360,13 @@ TEST_CASE("pipeline: an epoch Doris forgot is never replayed into a DUPLICATE KE
   }
   // A restart without the operator's verdict stops the same way.
   {
-    Runner run(env, env.config());
+    Runner run(env, past_precommit_timeout(env.config()));
     auto r = run.await_end();
     REQUIRE(r.error);
     CHECK_THAT(r.error->what(), Catch::Contains("epoch " + std::to_string(epoch) + ": Doris no longer knows"));
   }
   // The operator found the epoch's rows in the table.
-  auto cfg = env.config();
+  auto cfg = past_precommit_timeout(env.config());
   cfg.unproven_epoch = epoch;
   cfg.unproven_epoch_committed = true;
   Runner run(env, cfg);
@@ -361,7 +380,7 @@ TEST_CASE("pipeline: an epoch Doris forgot is replayed into a UNIQUE KEY table, 
           "[pipeline][unit]") {
   Env env;
   env.produce(60);
-  Runner run(env, env.config());
+  Runner run(env, past_precommit_timeout(env.config()));
   REQUIRE(run.wait_for([&] { return env.caught_up(); }));
   env.doris.forget_next_commit("orders_1");  // UNIQUE KEY
   env.produce(120);
