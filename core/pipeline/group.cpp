@@ -389,8 +389,12 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
       }
       if (const auto o = std::get<doris::TxnOutcome>(r);
           o == doris::TxnOutcome::NotFoundOrAborted || o == doris::TxnOutcome::Aborted) {
+        // Committed by someone else meanwhile (its owner, another resolver)
+        // and forgotten since, as above, or really gone.
         auto again = probe(p.target, p.label);
-        if (!again || again->state != doris::LabelState::Finished)
+        const bool forgotten = again && again->state == doris::LabelState::Unused &&
+                               o == doris::TxnOutcome::NotFoundOrAborted && window == ForgetWindow::Young;
+        if (!forgotten && (!again || again->state != doris::LabelState::Finished))
           throw FatalStop{Error(Disposition::Retry, name + ": txn " + std::to_string(*p.state.txn_id) + " (label " +
                                                         p.label + ") vanished while it was being committed")};
       }

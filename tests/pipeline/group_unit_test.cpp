@@ -135,6 +135,28 @@ TEST_CASE("group: a pending epoch another member left pre-committed is committed
   check_txns_clean(env);
 }
 
+// The group small-limits campaign: the next owner's commit of a txn left
+// pre-committed went through, but its answer came back "not found" (the
+// owner committed it meanwhile, or the reply was lost) and Doris forgot the
+// label before the re-probe: the member stopped ("vanished while it was
+// being committed") at every start while Doris kept forgetting.
+TEST_CASE("group: a txn committed while its next owner commits it, then forgotten by Doris, counts as committed",
+          "[pipeline][unit][group]") {
+  Env env;
+  state::MemoryCheckpointStore store_b;
+  env.produce(60);
+  const auto rec = leave_pending(env, store_b, "b");
+  REQUIRE(std::any_of(rec.txns.begin(), rec.txns.end(), [](const auto& t) { return t.table == "orders_3"; }));
+  env.doris.forget_next_commit("orders_3");
+  env.produce(50);
+  Runner a(env, instance(env, "a"));
+  REQUIRE(a.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(a.stop().error);
+  CHECK(a.metrics.pending_epochs_resolved >= 1);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
 // Past Doris' pre-commit timeout a label Doris does not know may have expired
 // or been committed and forgotten: re-reading the range is safe for UNIQUE
 // KEY tables only, so with a DUPLICATE KEY table in the epoch the operator
