@@ -63,6 +63,43 @@ std::optional<PropertyProblem> fill(rd_kafka_conf_t* conf, const std::map<std::s
   return std::nullopt;
 }
 
+std::string conf_get(rd_kafka_conf_t* conf, const char* key, bool* set = nullptr) {
+  char buf[1024];
+  size_t size = sizeof buf;
+  const bool ok = rd_kafka_conf_get(conf, key, buf, &size) == RD_KAFKA_CONF_OK;
+  if (set != nullptr) *set = ok;
+  return ok ? std::string(buf) : std::string();
+}
+
+// A GSSAPI handle runs sasl.kerberos.kinit.cmd as soon as it exists, and a
+// configuration check must neither fetch Kerberos tickets nor print "kinit:
+// not found". At creation librdkafka only checks that every %{property} the
+// command names is set (rd_kafka_sasl_cyrus_conf_validate, librdkafka
+// src/rdkafka_sasl_cyrus.c): checked here the same way, then the scratch
+// handle's refresh is switched off.
+std::optional<PropertyProblem> check_kinit_cmd(rd_kafka_conf_t* conf) {
+  // librdkafka reads the SASL settings only for a sasl_* protocol; GSSAPI is
+  // its default mechanism, set or not.
+  const std::string protocol = conf_get(conf, "security.protocol");
+  if ((protocol != "sasl_plaintext" && protocol != "sasl_ssl") || conf_get(conf, "sasl.mechanisms") != "GSSAPI" ||
+      conf_get(conf, "sasl.kerberos.min.time.before.relogin") == "0")
+    return std::nullopt;
+  const std::string cmd = conf_get(conf, "sasl.kerberos.kinit.cmd");
+  for (size_t at = cmd.find("%{"); at != std::string::npos; at = cmd.find("%{", at + 2)) {
+    const size_t close = cmd.find('}', at);
+    if (close == std::string::npos) break;
+    const std::string key = cmd.substr(at + 2, close - at - 2);
+    bool set = false;
+    conf_get(conf, key.c_str(), &set);
+    if (!set)
+      return PropertyProblem{"sasl.kerberos.kinit.cmd", "Invalid sasl.kerberos.kinit.cmd value: Property not available: \"" +
+                                                            key + "\" (set it, or sasl.kerberos.kinit.cmd)"};
+  }
+  char errstr[256];
+  rd_kafka_conf_set(conf, "sasl.kerberos.min.time.before.relogin", "0", errstr, sizeof errstr);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<PropertyProblem> check_properties(const std::map<std::string, std::string>& props) {
@@ -73,12 +110,17 @@ std::optional<PropertyProblem> check_properties(const std::map<std::string, std:
   // --connect` and `run` there, not about the configuration.
   for (auto it = scratch.begin(); it != scratch.end();) {
     const std::string& k = it->first;
-    const bool names_file = k.ends_with(".location") || k == "sasl.kerberos.keytab" || k == "plugin.library.paths" ||
+    // sasl.kerberos.keytab stays: librdkafka opens no keytab itself, it only
+    // renders it into sasl.kerberos.kinit.cmd, and without it the default
+    // command is refused ("Property not available") although `run` would
+    // accept the configuration.
+    const bool names_file = k.ends_with(".location") || k == "plugin.library.paths" ||
                             k == "ssl.ca.certificate.stores";
     it = names_file ? scratch.erase(it) : std::next(it);
   }
   Conf conf(rd_kafka_conf_new());
   if (auto p = fill(conf.get(), scratch)) return p;
+  if (auto p = check_kinit_cmd(conf.get())) return p;
   rd_kafka_conf_set_log_cb(conf.get(), &silent_log);
   char errstr[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr, sizeof errstr);
