@@ -220,7 +220,15 @@ TEST_CASE("kafka security: a refused login, certificate or ACL names the broker,
     std::string name;
     Mechanism m;
     std::vector<std::string> want;  // in check's output, the `stopped:` line and a /readyz answer
+    std::string topic = "";                // another topic than the shared one
+    std::vector<std::string> check_want = {};  // when check words it otherwise
   };
+  const std::string bob = "    security.protocol: SASL_SSL\n    ssl.ca.location: " + broker.ca().cert().string() +
+                          "\n    sasl.mechanism: PLAIN\n    sasl.username: bob\n    sasl.password: \"${KAFKA_PASSWORD}\"\n";
+  // bob may use this group but may not even see the topic.
+  const std::string hidden = "ksecerr.shop.hidden";
+  broker.create_topic(hidden, 1);
+  broker.allow("User:bob", AclResource::Group, "ksecerr-topicacl", "READ");
   std::vector<Case> cases = {
       {"wrong SCRAM password",
        {"scram", broker.sasl_ssl_bootstrap(), sasl_props(broker, "kafka-scram"), kWrongPassword},
@@ -236,12 +244,17 @@ TEST_CASE("kafka security: a refused login, certificate or ACL names the broker,
        {"TLS: ssl://" + broker.mtls_bootstrap(), "rejected the client certificate",
         "(" + expired.cert.string() + ", CN=" + kClientCn + ") expired on 2020-02-01 00:00:00 UTC: renew it"}},
       {"missing group ACL",
-       {"acl", broker.sasl_ssl_bootstrap(),
-        "    security.protocol: SASL_SSL\n    ssl.ca.location: " + broker.ca().cert().string() +
-            "\n    sasl.mechanism: PLAIN\n    sasl.username: bob\n    sasl.password: \"${KAFKA_PASSWORD}\"\n",
-        kBobPassword},
+       {"acl", broker.sasl_ssl_bootstrap(), bob, kBobPassword},
        {"authorization (ACL, SASL_SSL/PLAIN", "may not use consumer group ksecerr-acl",
         "grant READ on group ksecerr-acl"}},
+      // Kafka lists only the topics a principal may DESCRIBE: check sees no
+      // topic; the subscription is refused with TOPIC_AUTHORIZATION_FAILED.
+      {"missing topic ACL",
+       {"topicacl", broker.sasl_ssl_bootstrap(), bob, kBobPassword},
+       {"authorization (ACL, SASL_SSL/PLAIN", "may not read", "grant it READ and DESCRIBE on"},
+       hidden,
+       {"topic " + hidden + ": FAILED: does not exist, or the principal may not DESCRIBE it (grant READ on topic " +
+        hidden}},
   };
   if (!scram_works_with_kafka4())
     // The right password, refused all the same: the message says why.
@@ -258,12 +271,12 @@ TEST_CASE("kafka security: a refused login, certificate or ACL names the broker,
       const std::string group = "ksecerr-" + c.m.name;
       const std::string admin = "127.0.0.1:" + std::to_string(free_port());
       const auto cfg = dir / (c.m.name + ".yaml");
-      std::ofstream(cfg) << config(c.m, topic, group, emu.fe(), dir, admin);
+      std::ofstream(cfg) << config(c.m, c.topic.empty() ? topic : c.topic, group, emu.fe(), dir, admin);
 
       auto check = check_connect(cfg, dir, c.m);
       INFO(check.out << check.err);
       CHECK(check.status == daemon::kExitCheckFailed);
-      for (const auto& w : c.want) CHECK_THAT(check.out, Catch::Contains(w));
+      for (const auto& w : c.check_want.empty() ? c.want : c.check_want) CHECK_THAT(check.out, Catch::Contains(w));
 
       // run: exit 1 with the explanation in the `stopped:` line. /readyz
       // names the cause from the moment the health monitor or the pipeline
