@@ -2,7 +2,8 @@
 // broker with a TLS listener, a SASL_SSL listener (SCRAM-SHA-512 and PLAIN)
 // and a mutual-TLS listener, certificates from a test CA, and the
 // StandardAuthorizer with ACLs. The daemon loads real records into the Doris
-// emulator through each; a wrong SCRAM password, an unknown CA, an expired
+// emulator through each (SCRAM through a Kafka 3.9 broker when librdkafka is
+// older than 2.6.1, which Kafka 4.x refuses: librdkafka#4895); a wrong SCRAM password, an unknown CA, an expired
 // client certificate and a missing group ACL each fail `check --connect`
 // (exit 5) and `run` (exit 1, /readyz while stopping, the `stopped:` line)
 // with a message naming the broker, the mechanism and the fix. No configured
@@ -44,6 +45,19 @@ KafkaBroker& secure_broker() {
     s.authorizer = true;
     return s;
   }());
+  return broker;
+}
+
+// Kafka 3.9 with a SASL_SSL listener: SCRAM as Kafka 4.x refuses it from
+// librdkafka before 2.6.1 (KafkaBroker::kafka39_lib_dir).
+KafkaBroker& scram_broker() {
+  static KafkaBroker broker("", [] {
+    KafkaSecurity s;
+    s.sasl_ssl = true;
+    s.users = {{"cdc2doris", kUserPassword}};
+    s.authorizer = true;
+    return s;
+  }(), KafkaBroker::kafka39_lib_dir());
   return broker;
 }
 
@@ -136,7 +150,8 @@ bool scram_works_with_kafka4() { return rd_kafka_version() >= 0x020601ff; }
 
 }  // namespace
 
-TEST_CASE("kafka security: the daemon loads through TLS, SASL_SSL and mutual TLS", "[daemon][kafka][security][issue35]") {
+TEST_CASE("kafka security: the daemon loads through TLS, SASL_SSL (SCRAM-SHA-512, PLAIN) and mutual TLS",
+          "[daemon][kafka][security][issue35]") {
   auto& broker = secure_broker();
   TempDir dir("kafka-sec-load");
   EmulatorOptions eo;
@@ -146,32 +161,38 @@ TEST_CASE("kafka security: the daemon loads through TLS, SASL_SSL and mutual TLS
   const TestCert client = broker.ca().issue("client", kClientCn);
   const std::string client_principal = "User:CN=" + kClientCn;
 
-  // SCRAM-SHA-512 when this librdkafka can do it against Kafka 4.x, else
-  // PLAIN over the same SASL_SSL listener; the SCRAM refusal is checked below.
-  const std::vector<Mechanism> mechanisms = {
-      {"tls", broker.tls_bootstrap(), tls_props(broker.ca().cert())},
-      {"sasl", broker.sasl_ssl_bootstrap(), sasl_props(broker, scram_works_with_kafka4() ? "kafka-scram" : "kafka-plain"),
-       kUserPassword},
-      {"mtls", broker.mtls_bootstrap(), mtls_props(broker, client)},
+  // SCRAM-SHA-512 against Kafka 4.1 when this librdkafka can do it, else
+  // against Kafka 3.9 (the refusal by 4.1 is checked in the next test case),
+  // and PLAIN over the 4.1 broker's SASL_SSL listener.
+  struct Load {
+    Mechanism m;
+    KafkaBroker* broker;
+  };
+  KafkaBroker& scram = scram_works_with_kafka4() ? broker : scram_broker();
+  const std::vector<Load> loads = {
+      {{"tls", broker.tls_bootstrap(), tls_props(broker.ca().cert())}, &broker},
+      {{"scram", scram.sasl_ssl_bootstrap(), sasl_props(scram, "kafka-scram"), kUserPassword}, &scram},
+      {{"plain", broker.sasl_ssl_bootstrap(), sasl_props(broker, "kafka-plain"), kUserPassword}, &broker},
+      {{"mtls", broker.mtls_bootstrap(), mtls_props(broker, client)}, &broker},
   };
   std::string everything;
-  for (const auto& m : mechanisms) {
+  for (const auto& [m, b] : loads) {
     INFO("mechanism " << m.name);
     const std::string table = "items_" + m.name;
     const std::string topic = "ksec.shop." + table;
     const std::string group = "ksec-" + m.name;
     emu.sql("shop", "CREATE TABLE " + table +
                         " (id BIGINT NOT NULL, v STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
-    broker.create_topic(topic, 2);
+    b->create_topic(topic, 2);
     // The TLS listener's principal is User:ANONYMOUS, a super user (the
     // PLAINTEXT setup listener shares it); the others get exactly what the
     // daemon needs: READ on its topic and its group.
-    const std::string principal = m.name == "sasl" ? "User:cdc2doris" : client_principal;
+    const std::string principal = m.name == "mtls" ? client_principal : "User:cdc2doris";
     if (m.name != "tls") {
-      broker.allow(principal, AclResource::Topic, topic, "READ");
-      broker.allow(principal, AclResource::Group, group, "READ");
+      b->allow(principal, AclResource::Topic, topic, "READ");
+      b->allow(principal, AclResource::Group, group, "READ");
     }
-    produce_rows(broker, topic, table);
+    produce_rows(*b, topic, table);
     const std::string admin = "127.0.0.1:" + std::to_string(free_port());
     const auto cfg = dir / (m.name + ".yaml");
     std::ofstream(cfg) << config(m, topic, group, emu.fe(), dir, admin);
