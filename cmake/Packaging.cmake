@@ -34,10 +34,13 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION database)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Depends is derived from the binary's shared libraries by dpkg-shlibdeps
-# (dpkg-dev), not listed by hand; tzdata is read at run time (time zones).
+# (dpkg-dev), not listed by hand; tzdata is read at run time (time zones);
+# the Cyrus SASL GSSAPI plugin is loaded by librdkafka at run time for
+# sasl.mechanism GSSAPI (Kerberos), which no ELF dependency shows; kinit
+# (krb5-user) renews tickets from a keytab (docs/operations.md "Security").
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "tzdata")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "ca-certificates")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "tzdata, libsasl2-modules-gssapi-mit | libsasl2-modules-gssapi-heimdal")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "ca-certificates, krb5-user")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/deploy/debian/conffiles
     ${PROJECT_SOURCE_DIR}/deploy/debian/postinst

@@ -40,7 +40,9 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "`enable.auto.commit` must stay false. Unless given here, cdc2doris sets `queued.max.messages.kbytes` 32768, "
      "`queued.min.messages` 10000000 and `fetch.max.bytes` 8388608 (full catch-up speed within ~150 MiB RSS, see "
      "docs/kafka-source.md). librdkafka itself judges names, values and combinations when the "
-     "configuration is loaded; files they name (`ssl.ca.location`, ...) are read by `run` and `check --connect`."},
+     "configuration is loaded; files they name (`ssl.ca.location`, ...) are read by `run` and `check --connect`. "
+     "Tested examples for TLS, SASL/SCRAM and PLAIN over TLS, mutual TLS and Kerberos (GSSAPI), and the errors "
+     "Kafka's refusals give: docs/operations.md \"Security\"."},
     // ---------------------------------------------------------------- doris
     {"doris.fe", "list<string>", "(required)",
      "FE HTTP addresses: `host:port`, `http://host:port` or `https://host:port`. Several give failover. Credentials "

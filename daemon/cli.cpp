@@ -17,7 +17,7 @@ Usage:
   cdc2doris run --config FILE              run the pipeline until SIGTERM/SIGINT
   cdc2doris check --config FILE [--connect [--timeout DURATION]]
                                            validate the configuration; with --connect also
-                                           reach Kafka, the topics, every Doris FE and the tables
+                                           reach Kafka, the topics, the group, every Doris FE and the tables
   cdc2doris state show --config FILE       print the checkpoint state (JSON)
   cdc2doris state reset --config FILE --yes
                                            delete the checkpoint state
@@ -59,8 +59,11 @@ const char* const kCheckUsage = R"(Usage: cdc2doris check --config FILE [--conne
 Validates the configuration as `run` does (every rejected value is named with
 file:line:column). With --connect it also
   - asks Kafka for metadata with the configured security settings (fails if no
-    broker answers within --timeout, default 10s),
+    broker answers within --timeout, default 10s, or at once when Kafka refuses
+    the login, the TLS handshake or the client certificate, saying which and
+    the fix),
   - checks that every configured topic exists (a regex matching none is a warning),
+  - reads the consumer group's committed offsets (fails without READ on the group),
   - calls every Doris FE with the configured user and password,
   - asks Doris for the schema of every target table known from the routing
     configuration or derived from the existing topics' names.

@@ -78,6 +78,7 @@ class Checker {
   // Topic name -> partitions of every topic the subscription takes; nullopt
   // when Kafka did not answer.
   std::optional<std::map<std::string, int>> kafka(std::chrono::milliseconds timeout) {
+    timeout_ = timeout;
     auto probe = kafka::probe_metadata(cfg_.source_config().properties, timeout);
     if (!probe.metadata) {
       failed("kafka", probe.error + " (bootstrap " + cfg_.bootstrap_servers + ")");
@@ -108,14 +109,33 @@ class Checker {
       } else if (auto e = md.topic_errors.find(t); e != md.topic_errors.end()) {
         failed("topic " + t, e->second);
       } else {
-        failed("topic " + t, "does not exist");
+        // With an authorizer, Kafka lists only the topics the principal may
+        // DESCRIBE: a missing READ ACL looks like a missing topic.
+        failed("topic " + t, "does not exist, or the principal may not DESCRIBE it (grant READ on topic " + t +
+                                 " if the cluster uses ACLs)");
       }
     }
     if (cfg_.delivery.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter &&
         !md.topics.count(cfg_.delivery.dead_letter_topic))
       warn("dead-letter topic " + cfg_.delivery.dead_letter_topic +
            ": WARNING: does not exist (dead letters fail unless the brokers create topics on first write)");
+    group(md.topics, subscribed);
     return subscribed;
+  }
+
+  // The group's committed offsets, as `run` reads them first: a principal
+  // without READ on the group (or a topic) fails here.
+  void group(const std::map<std::string, int>& all, const std::map<std::string, int>& subscribed) {
+    std::vector<std::pair<std::string, int32_t>> partitions;
+    for (const auto& [topic, parts] : subscribed)
+      if (all.count(topic))
+        for (int32_t p = 0; p < parts; ++p) partitions.emplace_back(topic, p);
+    if (partitions.empty()) return;
+    if (auto err = kafka::probe_group(cfg_.source_config().properties, partitions, timeout_))
+      failed("kafka group " + cfg_.group_id, *err);
+    else
+      ok("kafka group " + cfg_.group_id + ": committed offsets readable (" + std::to_string(partitions.size()) +
+         " partition(s))");
   }
 
   // An authenticated call per FE: a wrong password must fail here. Doris
@@ -185,6 +205,7 @@ class Checker {
 
   const config::Config& cfg_;
   int problems_ = 0;
+  std::chrono::milliseconds timeout_{kDefaultTimeout};
 };
 
 }  // namespace

@@ -119,6 +119,7 @@ class KafkaSource final : public Source {
     // group's, which the ACLs already allow); no static id, no cooperative
     // strategy (librdkafka#4312); a range retention deleted is an error,
     // never a silent jump to the log start.
+    security_ = SecuritySettings::of(props);
     reader_props_ = props;
     for (const char* k : {"group.instance.id", "partition.assignment.strategy"}) reader_props_.erase(k);
     reader_props_["auto.offset.reset"] = "error";
@@ -516,7 +517,8 @@ class KafkaSource final : public Source {
       offset_reset(TopicPartition{rd_kafka_topic_name(m->rkt), m->partition}, m->offset, rd_kafka_message_errstr(m));
       return;
     }
-    ErrorClass c = classify(m->err);
+    std::string detail = rd_kafka_message_errstr(m);
+    ErrorClass c = classify(m->err, detail);
     if (c == ErrorClass::Ignore) return;
     if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
       char buf[512];
@@ -532,8 +534,7 @@ class KafkaSource final : public Source {
       ctx.partition = m->partition;
       if (m->offset >= 0) ctx.offset = m->offset;
     }
-    std::string detail = rd_kafka_message_errstr(m);
-    record(make_error(m->err, "consume (" + detail + ")", std::move(ctx)), c);
+    record(make_error(m->err, "consume (" + detail + ")", std::move(ctx), &security_), c);
   }
 
   // librdkafka (auto.offset.reset=error) could not fetch `offset`: it is out
@@ -582,9 +583,9 @@ class KafkaSource final : public Source {
                    ErrorClass::Fatal);
       return;
     }
-    ErrorClass c = classify(code);
+    ErrorClass c = classify(code, why);
     if (c == ErrorClass::Ignore) return;
-    self->record(make_error(code, why), c);
+    self->record(make_error(code, why, {}, &self->security_), c);
   }
 
   static void rebalance_trampoline(rd_kafka_t* h, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts,
@@ -694,8 +695,9 @@ class KafkaSource final : public Source {
         break;
       case RD_KAFKA_EVENT_ERROR: {
         auto code = rd_kafka_event_error(ev);
-        ErrorClass c = classify(code);
-        if (c != ErrorClass::Ignore) record(make_error(code, rd_kafka_event_error_string(ev)), c);
+        const std::string why = rd_kafka_event_error_string(ev);
+        ErrorClass c = classify(code, why);
+        if (c != ErrorClass::Ignore) record(make_error(code, why, {}, &security_), c);
         break;
       }
       default:
@@ -756,6 +758,7 @@ class KafkaSource final : public Source {
 
   std::vector<std::string> topics_;
   std::map<std::string, std::string> reader_props_;
+  SecuritySettings security_;  // names the mechanism and the fix in security failures
   bool read_headers_ = true;
   rd_kafka_t* rk_ = nullptr;
   RebalanceListener* listener_ = nullptr;

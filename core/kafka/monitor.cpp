@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 
@@ -39,7 +40,7 @@ int to_ms(std::chrono::milliseconds d) {
 
 class KafkaMonitor final : public Monitor {
  public:
-  explicit KafkaMonitor(const SourceConfig& cfg) : topics_(cfg.topics) {
+  explicit KafkaMonitor(const SourceConfig& cfg) : topics_(cfg.topics), security_(SecuritySettings::of(cfg.properties)) {
     auto props = cfg.properties;
     props["enable.auto.commit"] = "false";
     props["enable.auto.offset.store"] = "false";
@@ -54,6 +55,8 @@ class KafkaMonitor final : public Monitor {
     props["client.id"] = (id == props.end() ? std::string("rdkafka") : id->second) + "-monitor";
     rk::Conf conf = rk::make_conf(props);
     rd_kafka_conf_set_log_cb(conf.get(), &rk::log_cb);
+    rd_kafka_conf_set_error_cb(conf.get(), &KafkaMonitor::on_error);
+    rd_kafka_conf_set_opaque(conf.get(), this);
     char errstr[512];
     rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr, sizeof errstr);
     if (rk_ == nullptr) throw std::invalid_argument(std::string("Kafka monitor: ") + errstr);
@@ -67,8 +70,21 @@ class KafkaMonitor final : public Monitor {
   std::variant<ClusterView, Error> cluster(std::chrono::milliseconds timeout) override {
     serve_events();
     const rd_kafka_metadata_t* md = nullptr;
-    rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, /*all_topics=*/1, nullptr, &md, to_ms(timeout));
-    if (err) return make_error(err, "metadata request");
+    // In slices, serving errors in between: a broker that refuses our
+    // credentials or certificate is named at once (/readyz says why), not
+    // after the whole timeout as "timed out".
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    rd_kafka_resp_err_t err;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      err = rd_kafka_metadata(rk_, /*all_topics=*/1, nullptr, &md,
+                              to_ms(std::min(left, std::chrono::milliseconds(500))));
+      if (!err) break;
+      serve_events();
+      if (security_failure_) return *security_failure_;
+      if (left <= std::chrono::milliseconds(500)) return make_error(err, "metadata request");
+    }
+    security_failure_.reset();
     ClusterView out;
     std::vector<bool> matched(topics_.size(), false);
     for (int i = 0; i < md->topic_cnt; ++i) {
@@ -122,7 +138,15 @@ class KafkaMonitor final : public Monitor {
   // Logs and errors queue up on the handle until served.
   void serve_events() { rd_kafka_poll(rk_, 0); }
 
+  static void on_error(rd_kafka_t*, int err, const char* reason, void* opaque) {
+    auto* self = static_cast<KafkaMonitor*>(opaque);
+    const auto code = static_cast<rd_kafka_resp_err_t>(err);
+    if (is_security_failure(code, reason)) self->security_failure_ = make_error(code, reason, {}, &self->security_);
+  }
+
   std::vector<std::string> topics_;
+  SecuritySettings security_;
+  std::optional<Error> security_failure_;  // since the last answered metadata request
   rd_kafka_t* rk_ = nullptr;
 };
 

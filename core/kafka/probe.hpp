@@ -51,4 +51,14 @@ struct ProbeResult {
 // answers within `timeout`.
 ProbeResult probe_metadata(const std::map<std::string, std::string>& props, std::chrono::milliseconds timeout);
 
+// Reads the consumer group's committed offsets of `partitions` (an
+// OffsetFetch, as the daemon does at its start) without joining the group:
+// it needs DESCRIBE on the group and on each topic, which READ implies, so a
+// principal without READ on the group or a topic fails here with the
+// explained error (errors.hpp) instead of at the first poll of `run`.
+// nullopt when the coordinator answered for every partition.
+std::optional<std::string> probe_group(const std::map<std::string, std::string>& props,
+                                       const std::vector<std::pair<std::string, int32_t>>& partitions,
+                                       std::chrono::milliseconds timeout);
+
 }  // namespace cdc2doris::kafka

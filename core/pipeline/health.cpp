@@ -24,8 +24,10 @@ void streak(std::string& out, const FailureStreak& s, const char* what, int64_t 
 }  // namespace
 
 std::string not_ready_reason(const Metrics& m, const HealthOptions& o) {
-  if (!m.recovered.load()) return "recovery has not finished";
   const Snapshot s = m.snapshot();
+  // Nothing else matters any more, and the operator needs the cause.
+  if (!s.stopping.empty()) return "stopping on a fatal error: " + s.stopping;
+  if (!m.recovered.load()) return "recovery has not finished";
   const int64_t now = unix_now_ms();
   std::string out;
   const auto& k = s.kafka;

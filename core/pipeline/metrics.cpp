@@ -273,6 +273,11 @@ void Metrics::set_kafka_unreachable(const std::string& problem) {
   k.checked_unix_ms = now;
 }
 
+void Metrics::set_stopping(const std::string& error) {
+  std::lock_guard lk(mu_);
+  s_.stopping = redact_secrets(error);
+}
+
 void Metrics::set_doris_fe_problem(const std::string& problem) {
   std::lock_guard lk(mu_);
   s_.doris_fe_problem = redact_secrets(problem);

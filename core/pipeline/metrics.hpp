@@ -126,6 +126,9 @@ struct Snapshot {
   FailureStreak commit_failures;
   KafkaHealth kafka;
   std::string doris_fe_problem = "Doris FE not checked yet";
+  // The fatal error the pipeline is stopping on (empty while it runs):
+  // /readyz names it until the process exits.
+  std::string stopping;
   std::deque<ErrorEvent> recent_errors;  // newest last
 };
 
@@ -208,6 +211,7 @@ class Metrics {
   void set_kafka_reachable(const std::vector<std::string>& missing_topics);
   void set_kafka_unreachable(const std::string& problem);
   void set_doris_fe_problem(const std::string& problem);
+  void set_stopping(const std::string& error);
 
   Snapshot snapshot() const;
 

@@ -116,6 +116,7 @@ RunResult Pipeline::Impl::run() {
     shutdown(result);
   } catch (const FatalStop& f) {
     log_->error("stopping: {}", f.error.what());
+    deps_.metrics.set_stopping(f.error.what());
     // Unrecorded txns are aborted now rather than left for the pre-commit
     // timeout; a recorded epoch stays as it is for the next start.
     abort_loads(open_.loads);

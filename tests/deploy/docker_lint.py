@@ -292,6 +292,11 @@ else:
         err("apt-get install in the runtime stage needs --no-install-recommends")
 if "rm -rf /var/lib/apt/lists" not in runtime_runs:
     err("the runtime stage must remove /var/lib/apt/lists")
+# Loaded at run time by librdkafka for sasl.mechanism GSSAPI (Kerberos), so
+# no ELF dependency below would catch its absence; kinit renews the tickets.
+for runtime_only in ("libsasl2-modules-gssapi-mit", "krb5-user"):
+    if runtime_only not in installed:
+        err(f"the runtime stage must install {runtime_only} (Kafka SASL/GSSAPI, docs/operations.md \"Security\")")
 for dev in sorted(p for p in installed if p.endswith("-dev") or p in ("build-essential", "cmake", "g++")):
     err(f"runtime stage installs build-only package {dev}")
 

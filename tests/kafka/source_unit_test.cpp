@@ -15,6 +15,7 @@ using namespace cdc2doris;
 using namespace cdc2doris::kafka;
 using namespace cdc2doris::kafka::testing;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using namespace std::chrono_literals;
 
 namespace {
@@ -87,6 +88,50 @@ TEST_CASE("librdkafka errors map to dispositions", "[kafka]") {
   Error e = make_error(err, "op");
   CHECK(e.disposition() == (cls == ErrorClass::Fatal ? Disposition::Fatal : Disposition::Retry));
   CHECK_THAT(e.message(), Contains(rd_kafka_err2name(err)));
+}
+
+// librdkafka 2.0.2's words against a Kafka 4.1 broker (daemon_kafka_security_test
+// meets each for real).
+TEST_CASE("security failures: classified by code and text, explained with broker, mechanism and fix",
+          "[kafka][security]") {
+  const std::string alert =
+      "ssl://127.0.0.1:9094/bootstrap: Receive failed: error:0A000412:SSL routines::sslv3 alert bad certificate: "
+      "SSL alert number 42 (after 0ms in state APIVERSION_QUERY)";
+  // A broker's TLS alert comes as _TRANSPORT: fatal, not a network blip.
+  CHECK(classify(RD_KAFKA_RESP_ERR__TRANSPORT, alert) == ErrorClass::Fatal);
+  CHECK(classify(RD_KAFKA_RESP_ERR__TRANSPORT, "127.0.0.1:9092/1: Connect to ipv4#127.0.0.1:9092 failed: "
+                                               "Connection refused") == ErrorClass::Transient);
+  auto sec = SecuritySettings::of({{"bootstrap.servers", "b:9094"}, {"security.protocol", "SSL"},
+                                   {"ssl.ca.location", "/etc/ca.pem"}, {"group.id", "g1"}});
+  CHECK_THAT(explain(RD_KAFKA_RESP_ERR__TRANSPORT, alert, sec),
+             Contains("TLS: ssl://127.0.0.1:9094/bootstrap rejected the client") &&
+                 Contains("set ssl.certificate.location and ssl.key.location"));
+  CHECK_THAT(explain(RD_KAFKA_RESP_ERR__SSL,
+                     "ssl://h:9094/bootstrap: SSL handshake failed: error:0A000086:SSL routines::certificate verify "
+                     "failed: broker certificate could not be verified",
+                     sec),
+             Contains("SSL (TLS): the certificate of ssl://h:9094/bootstrap is not trusted by ssl.ca.location "
+                      "(/etc/ca.pem)"));
+  CHECK_THAT(explain(RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED, "FindCoordinator response error", sec),
+             Contains("may not use consumer group g1: grant READ on group g1") && Contains("bootstrap b:9094"));
+  CHECK(explain(RD_KAFKA_RESP_ERR__TRANSPORT, "Connection refused", sec).empty());
+
+  auto scram = SecuritySettings::of({{"security.protocol", "SASL_SSL"}, {"sasl.mechanism", "SCRAM-SHA-512"},
+                                     {"sasl.username", "alice-secret-name"}, {"sasl.password", "pw-1"}});
+  const std::string why = explain(RD_KAFKA_RESP_ERR__AUTHENTICATION,
+                                  "sasl_ssl://h:9095/bootstrap: SASL authentication error: Authentication failed "
+                                  "during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512",
+                                  scram);
+  CHECK_THAT(why, Contains("SASL authentication (SASL_SSL/SCRAM-SHA-512) refused by sasl_ssl://h:9095/bootstrap: "
+                           "check sasl.username and sasl.password"));
+  CHECK((why.find("librdkafka#4895") != std::string::npos) == (rd_kafka_version() < 0x020601ff));
+  // Neither the user name (a secret here) nor the password.
+  CHECK(why.find("alice-secret-name") == std::string::npos);
+  CHECK(why.find("pw-1") == std::string::npos);
+  // With the settings, the error is fatal and leads with the explanation.
+  Error e = make_error(RD_KAFKA_RESP_ERR__TRANSPORT, alert, {}, &sec);
+  CHECK(e.disposition() == Disposition::Fatal);
+  CHECK_THAT(e.message(), StartsWith("Kafka TLS: ssl://127.0.0.1:9094/bootstrap rejected the client"));
 }
 
 TEST_CASE("bad configuration is refused, naming the key but never a secret", "[kafka]") {

@@ -110,3 +110,21 @@ TEST_CASE("readiness: every commit failing keeps /readyz not ready across retrie
   check_doris_matches(env, env.end_offsets());
   check_txns_clean(env);
 }
+
+TEST_CASE("readiness: a fatal error names itself in /readyz while the pipeline stops (and after)",
+          "[pipeline][unit][health][issue35]") {
+  Env env;
+  env.produce(10);
+  Runner run(env, env.config());
+  monitor_healthy(run.metrics);
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  CHECK(pipeline::not_ready_reason(run.metrics, defaults()).empty());
+  // What the Kafka source reports for a refused login (core/kafka/errors.cpp).
+  const std::string why = "Kafka SASL authentication (SASL_SSL/SCRAM-SHA-512) refused by sasl_ssl://b:9093/bootstrap: "
+                          "check sasl.username and sasl.password";
+  env.source.inject_poll_error(Error(Disposition::Fatal, why));
+  auto result = run.await_end();
+  REQUIRE(result.error);
+  // Whatever else is wrong (here: nothing), the cause comes alone.
+  CHECK(pipeline::not_ready_reason(run.metrics, defaults()) == "stopping on a fatal error: " + why + " [fatal]");
+}
