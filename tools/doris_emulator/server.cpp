@@ -2,6 +2,7 @@
 
 #include "tools/doris_emulator/body_reader.hpp"
 #include "tools/doris_emulator/query_port.hpp"
+#include "tools/doris_emulator/tls_front.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -146,6 +147,10 @@ struct Server::Impl {
   std::shared_ptr<SessionMap> sessions_ptr = std::make_shared<SessionMap>();
   SessionMap& sessions = *sessions_ptr;  // -1: FE
   asio::steady_timer ticker;
+  // HTTPS: the public listeners above hand each connection to `tls`, which
+  // relays it to the loopback listener of the same node (-1: FE, else BE).
+  std::unique_ptr<TlsFront> tls;
+  std::map<int, std::unique_ptr<tcp::acceptor>> inner;
   size_t rr = 0;
   bool stopping = false;
 
@@ -182,7 +187,7 @@ struct Server::Impl {
     });
   }
 
-  awaitable<void> accept_loop(tcp::acceptor* acc, int be) {
+  awaitable<void> accept_loop(tcp::acceptor* acc, int be, bool plain = false) {
     for (;;) {
       auto [ec, sock] = co_await acc->async_accept(tuple_awaitable);
       if (ec) {
@@ -191,8 +196,14 @@ struct Server::Impl {
         continue;
       }
       sock.set_option(tcp::no_delay(true));
-      spawn(session(std::move(sock), be), "session");
+      if (tls && !plain) spawn(tls->relay(std::move(sock), inner.at(be)->local_endpoint()), "tls relay");
+      else spawn(session(std::move(sock), be), "session");
     }
+  }
+
+  void add_inner(int be) {
+    inner[be] = bind("127.0.0.1", 0);
+    spawn(accept_loop(inner[be].get(), be, true), "accept");
   }
 
   awaitable<void> tick_loop() {
@@ -489,6 +500,11 @@ struct Server::Impl {
       if (!stmt || !stmt->is_string())
         return make(http::status::ok, fe_body("Bad Request", 403, "Missing statement request body"), json);
       bool streaming = lower(h["x-doris-stream"]) != "false";
+      // fe StatementSubmitter runs the statement on a JDBC connection the FE
+      // opens to itself as the request's user, so the client host is the FE's.
+      std::string user;
+      eng.check_auth(authz, &user);
+      Engine::ActingAs as(eng, user, srv.opts_.host);
       return make(http::status::ok, eng.query(sg[3], std::string(stmt->as_string()), streaming), json);
     }
     // fe LoadAction GET /api/{db}/get_load_state?label=: the label's
@@ -519,6 +535,14 @@ struct Server::Impl {
       if (!h.count("expect")) return failed("There is no 100-continue header");
       if (sg[1].empty()) return failed("No database selected.");
       if (sg[2].empty()) return failed("No table selected.");
+      // fe LoadAction.executeWithoutPassword -> BaseController.checkTblAuth
+      // (PrivPredicate.LOAD = ADMIN_PRIV or LOAD_PRIV): the message names the
+      // predicate's PrivBitSet, answered as a RestBaseResult.
+      std::string user;
+      eng.check_auth(authz, &user);
+      if (!eng.has_priv(user, sg[1], sg[2], Engine::kLoadPriv))
+        return failed("Access denied; you need (at least one of) the Admin_priv,Load_priv privilege(s) for this "
+                      "operation");
     } else {
       if (sg[1].empty()) return failed("No database selected.");
       if (h["txn_id"].empty() && h["label"].empty()) return failed("No transaction id or label selected.");
@@ -535,7 +559,9 @@ struct Server::Impl {
     std::string path = "/api/" + url_segment(sg[1]);
     for (size_t i = 2; i < sg.size(); ++i) path += "/" + url_segment(sg[i]);
     Resp r = make(http::status::temporary_redirect, "", "text/html;charset=utf-8", true);
-    r.extra["Location"] = "http://" + userinfo_escape(user) + ":" + userinfo_escape(pw) + "@" + srv.opts_.host + ":" +
+    // RestBaseController.getRedirectUrL keeps the request's scheme: an https
+    // FE redirects to https on the BE's http port (which serves TLS too).
+    r.extra["Location"] = std::string(tls ? "https://" : "http://") + userinfo_escape(user) + ":" + userinfo_escape(pw) + "@" + srv.opts_.host + ":" +
                           std::to_string(srv.be_ports_[pick]) + path + (t.query.empty() ? "" : "?" + t.query);
     return r;
   }
@@ -702,6 +728,7 @@ struct Server::Impl {
 
 Server::Server(asio::io_context& ioc, Engine& engine, ServerOptions opts)
     : ioc_(ioc), engine_(engine), opts_(std::move(opts)), impl_(std::make_unique<Impl>(*this, engine, ioc)) {
+  if (!opts_.tls_cert.empty()) impl_->tls = std::make_unique<TlsFront>(opts_.tls_cert, opts_.tls_key);
   impl_->fe = impl_->bind(opts_.host, opts_.fe_port);
   fe_port_ = impl_->fe->local_endpoint().port();
   std::vector<std::string> addrs;
@@ -720,6 +747,10 @@ Server::~Server() { engine_.on_be_state = nullptr; }
 int Server::query_port() const { return query_ ? query_->port() : -1; }
 
 void Server::start() {
+  if (impl_->tls) {
+    impl_->add_inner(-1);
+    for (size_t i = 0; i < impl_->bes.size(); ++i) impl_->add_inner(static_cast<int>(i));
+  }
   impl_->spawn(impl_->accept_loop(impl_->fe.get(), -1), "accept");
   for (size_t i = 0; i < impl_->bes.size(); ++i) {
     if (engine_.be_offline(static_cast<int>(i))) {
@@ -740,6 +771,7 @@ void Server::stop() {
   boost::system::error_code ec;
   impl_->ticker.cancel();
   if (impl_->fe) impl_->fe->close(ec);
+  for (auto& [be, a] : impl_->inner) a->close(ec);
   for (auto& a : impl_->bes)
     if (a) a->close(ec);
   for (auto& [be, set] : impl_->sessions) {
@@ -752,7 +784,11 @@ std::string Server::ready_line() const {
   boost::json::array bes;
   for (int p : be_ports_) bes.push_back(boost::json::string(opts_.host + ":" + std::to_string(p)));
   std::string fe = opts_.host + ":" + std::to_string(fe_port_);
-  boost::json::object o{{"fe", fe}, {"bes", bes}, {"admin", fe}};
+  // With TLS the admin API and SQL are also reachable in plain HTTP on the
+  // FE's loopback relay target (tests and tools inspect through it).
+  std::string admin = fe;
+  if (impl_->tls) admin = "127.0.0.1:" + std::to_string(impl_->inner.at(-1)->local_endpoint().port());
+  boost::json::object o{{"fe", fe}, {"bes", bes}, {"admin", admin}, {"scheme", impl_->tls ? "https" : "http"}};
   if (query_) o["query"] = opts_.host + ":" + std::to_string(query_->port());
   return boost::json::serialize(o);
 }

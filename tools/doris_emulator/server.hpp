@@ -20,6 +20,9 @@ struct ServerOptions {
   int fe_port = 0;              // 0: any free port
   std::vector<int> be_ports;    // one entry per BE; 0: any free port
   int query_port = 0;           // MySQL-protocol query port; 0: any free port, -1: none
+  // PEM certificate chain and private key: FE and BE HTTP ports serve HTTPS
+  // only (tls_front.hpp). Empty: plain HTTP.
+  std::string tls_cert, tls_key;
 };
 
 class QueryPort;
