@@ -163,3 +163,69 @@ TEST_CASE("emulator https: a certificate for another name fails the hostname che
   auto ok = load(*client, "tls_name_2");
   if (auto* err = std::get_if<DorisError>(&ok)) FAIL(err->what());
 }
+
+TEST_CASE("emulator privileges: LOAD_PRIV and ALTER_PRIV refusals are fatal and name the GRANT", "[doris][privileges]") {
+  EmulatorOptions o;
+  o.users = {"root:rootpw"};
+  Emulator emu(o);
+  emu.sql("", std::string("CREATE DATABASE ") + kDb);
+  emu.sql(kDb, "CREATE TABLE t (id INT, v STRING) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  emu.sql("", "CREATE USER 'loader'@'%' IDENTIFIED BY 'lpw'");
+  auto client = make_client(config("http://" + emu.fe(), "loader", "lpw"));
+
+  // No LOAD_PRIV: the FE refuses before redirecting.
+  auto r = load(*client, "priv_1");
+  REQUIRE(std::holds_alternative<DorisError>(r));
+  const auto& e = std::get<DorisError>(r);
+  INFO(e.what());
+  CHECK(e.kind() == ErrorKind::Auth);
+  CHECK(e.disposition() == Disposition::Fatal);
+  CHECK_THAT(e.what(), Catch::Contains("fix: GRANT LOAD_PRIV ON sec.t TO 'loader'@'%'"));
+  CHECK_THAT(e.what(), Catch::Contains(
+                           "Access denied; you need (at least one of) the Admin_priv,Load_priv privilege(s) for this operation"));
+
+  // Granted on the table: the load goes through; SHOW GRANTS shows it.
+  emu.sql("", "GRANT LOAD_PRIV ON sec.t TO loader");
+  auto ok = load(*client, "priv_2");
+  if (auto* err = std::get_if<DorisError>(&ok)) FAIL(err->what());
+  auto grants = client->sql("", "SHOW GRANTS");
+  REQUIRE(std::holds_alternative<SqlResult>(grants));
+  const auto& g = std::get<SqlResult>(grants);
+  REQUIRE(g.rows.size() == 1);
+  REQUIRE(g.columns.size() >= 8);
+  CHECK(g.columns[7] == "TablePrivs");
+  CHECK(g.rows[0][7].value_or("") == "internal.sec.t: Load_priv");
+
+  // Revoked between the load and its commit: the BE's 2PC refuses it.
+  emu.sql("", "REVOKE LOAD_PRIV ON sec.t FROM loader");
+  auto c = client->commit(kDb, std::get<LoadResult>(ok).txn_id);
+  REQUIRE(std::holds_alternative<DorisError>(c));
+  const auto& ce = std::get<DorisError>(c);
+  INFO(ce.what());
+  CHECK(ce.disposition() == Disposition::Fatal);
+  CHECK_THAT(ce.what(), Catch::Contains("(LOAD) privilege(s) for this operation"));
+  // A commit by txn id knows the database only: the fix names sec.*.
+  CHECK_THAT(ce.what(), Catch::Contains("fix: GRANT LOAD_PRIV ON sec.* TO 'loader'@'%'"));
+  CHECK(emu.rows(kDb, "t").empty());
+
+  // A schema change without ALTER_PRIV, over the HTTP SQL API.
+  emu.sql("", "GRANT LOAD_PRIV ON sec.* TO loader");
+  auto alter = client->sql(kDb, "ALTER TABLE t ADD COLUMN x INT");
+  REQUIRE(std::holds_alternative<DorisError>(alter));
+  const auto& ae = std::get<DorisError>(alter);
+  INFO(ae.what());
+  CHECK(ae.disposition() == Disposition::Fatal);
+  CHECK_THAT(ae.what(), Catch::Contains("ALTER TABLE command denied to user 'loader'@'127.0.0.1' for table 'sec: t'"));
+  CHECK_THAT(ae.what(), Catch::Contains("fix: GRANT ALTER_PRIV ON sec.t TO 'loader'@'%'"));
+  emu.sql("", "GRANT ALTER_PRIV ON sec.t TO loader");
+  auto altered = client->sql(kDb, "ALTER TABLE t ADD COLUMN x INT");
+  if (auto* err = std::get_if<DorisError>(&altered)) FAIL(err->what());
+
+  // A wrong password is Doris' 401 answer, not a privilege.
+  auto wrong = make_client(config("http://" + emu.fe(), "loader", "nope"));
+  auto w = load(*wrong, "priv_3");
+  REQUIRE(std::holds_alternative<DorisError>(w));
+  CHECK(std::get<DorisError>(w).kind() == ErrorKind::Auth);
+  CHECK_THAT(std::get<DorisError>(w).what(), Catch::Contains("Access denied for user 'loader' (using password: YES)"));
+  CHECK_THAT(std::get<DorisError>(w).what(), !Catch::Contains("GRANT"));
+}
