@@ -442,8 +442,13 @@ std::string privilege_fix(std::string_view doris_message, const std::string& db,
     d = named;
     t.clear();
   }
-  const std::string target = (d.empty() ? "*" : d) + "." + (t.empty() ? "*" : t);
-  return "GRANT " + priv + " ON " + target + " TO '" + (user.empty() ? "<user>" : user) + "'@'%'";
+  return grant_statement(priv, d, t, user);
+}
+
+std::string grant_statement(const std::string& priv, const std::string& db, const std::string& table,
+                            const std::string& user) {
+  return "GRANT " + priv + " ON " + (db.empty() ? "*" : db) + "." + (table.empty() ? "*" : table) + " TO '" +
+         (user.empty() ? "<user>" : user) + "'@'%'";
 }
 
 Classification classify(int http_status, std::string_view body, const ClassifyContext& c) {

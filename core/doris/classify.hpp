@@ -72,5 +72,8 @@ Classification classify(int http_status, std::string_view body, const ClassifyCo
 // privilege refusal). Shared with `cdc2doris check --connect`.
 std::string privilege_fix(std::string_view doris_message, const std::string& db, const std::string& table,
                           const std::string& user);
+// "GRANT <priv> ON <db|*>.<table|*> TO '<user>'@'%'".
+std::string grant_statement(const std::string& priv, const std::string& db, const std::string& table,
+                            const std::string& user);
 
 }  // namespace cdc2doris::doris
