@@ -4,59 +4,24 @@
 // account (issue 35 item 3).
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <unistd.h>
-
 #include "core/doris/client.hpp"
+#include "tests/support/test_pki.hpp"
 #include "tools/doris_emulator/launcher.hpp"
 
 using namespace cdc2doris;
 using namespace cdc2doris::doris;
 using namespace cdc2doris::test;
 using namespace std::chrono_literals;
-namespace fs = std::filesystem;
 
 namespace {
 
 const char* kDb = "sec";
 
-void run(const std::string& cmd) {
-  if (std::system((cmd + " >/dev/null 2>&1").c_str()) != 0) throw std::runtime_error("failed: " + cmd);
-}
-
-// A CA, a server certificate for localhost/127.0.0.1 signed by it, one for
-// another name signed by it, and a second CA that signed nothing here.
-struct Pki {
-  fs::path dir = fs::temp_directory_path() / ("cdc2doris-doris-tls-" + std::to_string(::getpid()));
-  Pki() {
-    fs::create_directories(dir);
-    const std::string d = dir.string();
-    run("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=test-ca -keyout " + d + "/ca.key -out " + d +
-        "/ca.pem");
-    run("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other-ca -keyout " + d + "/other.key -out " + d +
-        "/other-ca.pem");
-    issue("server", "DNS:localhost,IP:127.0.0.1");
-    issue("wrongname", "DNS:doris.example.com");
-  }
-  ~Pki() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  void issue(const std::string& name, const std::string& san) {
-    const std::string d = dir.string();
-    std::ofstream(d + "/" + name + ".ext") << "subjectAltName=" << san << "\n";
-    run("openssl req -newkey rsa:2048 -nodes -subj /CN=" + name + " -keyout " + d + "/" + name + ".key -out " + d +
-        "/" + name + ".csr");
-    run("openssl x509 -req -days 2 -in " + d + "/" + name + ".csr -CA " + d + "/ca.pem -CAkey " + d +
-        "/ca.key -CAcreateserial -out " + d + "/" + name + ".pem -extfile " + d + "/" + name + ".ext");
-  }
-  std::string file(const std::string& n) const { return (dir / n).string(); }
-};
-
-Pki& pki() {
-  static Pki p;
+TestPki& pki() {
+  static TestPki p;
+  static const bool issued = (p.issue("server", "DNS:localhost,IP:127.0.0.1"),
+                              p.issue("wrongname", "DNS:doris.example.com"), true);
+  (void)issued;
   return p;
 }
 

@@ -103,6 +103,13 @@ void Emulator::start() {
   if (opts_.txn_clean_interval_s) add("--txn-clean-interval-s", std::to_string(opts_.txn_clean_interval_s));
   if (opts_.alter_job_ms >= 0) add("--alter-job-ms", std::to_string(opts_.alter_job_ms));
   if (opts_.count_only) args.push_back("--count-only");
+  if (opts_.extra_fe_ports.empty())
+    for (int i = 0; i < opts_.extra_fes; ++i) opts_.extra_fe_ports.push_back(0);
+  if (!opts_.extra_fe_ports.empty()) {
+    std::string ports;
+    for (int p : opts_.extra_fe_ports) ports += (ports.empty() ? "" : ",") + std::to_string(p);
+    add("--extra-fe-ports", ports);
+  }
   if (!opts_.tls_cert.empty()) {
     add("--tls-cert", opts_.tls_cert);
     add("--tls-key", opts_.tls_key);
@@ -159,6 +166,8 @@ void Emulator::start() {
   auto v = boost::json::parse(line).as_object();
   fe_ = std::string(v.at("fe").as_string());
   admin_ = std::string(v.at("admin").as_string());
+  fes_.clear();
+  for (auto& f : v.at("fes").as_array()) fes_.emplace_back(f.as_string());
   bes_.clear();
   for (auto& b : v.at("bes").as_array()) bes_.emplace_back(b.as_string());
   query_ = std::string(v.at("query").as_string());
@@ -167,6 +176,23 @@ void Emulator::start() {
   opts_.query_port = port_of(query_);
   opts_.be_ports.clear();
   for (auto& b : bes_) opts_.be_ports.push_back(port_of(b));
+  opts_.extra_fe_ports.clear();
+  for (size_t i = 1; i < fes_.size(); ++i) opts_.extra_fe_ports.push_back(port_of(fes_[i]));
+}
+
+void Emulator::set_fe_online(int i, bool online) {
+  const auto idx = static_cast<size_t>(i);
+  if (idx >= fes_.size()) throw std::runtime_error("no FE " + std::to_string(i));
+  // Ask through a listener that stays up: the TLS admin address, else another FE.
+  std::string via = admin_;
+  if (via == fes_[idx]) {
+    for (const auto& f : fes_)
+      if (f != fes_[idx]) via = f;
+    if (via == fes_[idx]) throw std::runtime_error("the only FE cannot be taken offline");
+  }
+  auto r = http("POST", via, "/_emulator/fes/" + std::to_string(i) + (online ? "/online" : "/offline"));
+  if (r.status != 200) throw std::runtime_error("set_fe_online: " + r.body);
+  if (!online && admin_ == fes_[idx]) admin_ = via;
 }
 
 int Emulator::query_port() const { return port_of(query_); }

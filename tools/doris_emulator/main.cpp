@@ -18,7 +18,7 @@ const char* kUsage =
     "                      [--max-running-txns N] [--streaming-load-max-mb N] [--streaming-load-json-max-mb N]\n"
     "                      [--load-timeout-s N] [--count-only] [--no-fsync] [--host ADDR] [--query-port N]\n"
     "                      [--label-num-threshold N] [--txn-clean-interval-s N] [--alter-job-ms N]\n"
-    "                      [--tls-cert PEM --tls-key PEM]\n";
+    "                      [--tls-cert PEM --tls-key PEM] [--extra-fe-ports a,b]\n";
 
 int64_t to_int(const std::string& flag, const std::string& v) {
   try {
@@ -55,6 +55,15 @@ int main(int argc, char** argv) {
         while (p <= v.size()) {
           auto c = v.find(',', p);
           so.be_ports.push_back(static_cast<int>(to_int(a, v.substr(p, c == std::string::npos ? std::string::npos : c - p))));
+          if (c == std::string::npos) break;
+          p = c + 1;
+        }
+      } else if (a == "--extra-fe-ports") {
+        std::string v = val();
+        for (size_t p = 0; p <= v.size();) {
+          auto c = v.find(',', p);
+          so.extra_fe_ports.push_back(
+              static_cast<int>(to_int(a, v.substr(p, c == std::string::npos ? std::string::npos : c - p))));
           if (c == std::string::npos) break;
           p = c + 1;
         }

@@ -140,6 +140,8 @@ struct Server::Impl {
   Engine& eng;
   asio::io_context& ioc;
   std::unique_ptr<tcp::acceptor> fe;
+  // Session key of FE i is -(i + 1): every key below 0 is an FE.
+  std::vector<std::unique_ptr<tcp::acceptor>> extra_fes;
   std::vector<std::unique_ptr<tcp::acceptor>> bes;
   // Shared with every session's Registration: coroutine frames still parked
   // in the io_context may be destroyed after the Server itself.
@@ -238,6 +240,32 @@ struct Server::Impl {
       acc = bind(srv.opts_.host, srv.be_ports_[static_cast<size_t>(be)]);
       spawn(accept_loop(acc.get(), be), "accept");
       log("BE " + std::to_string(be) + " online");
+    }
+  }
+
+  std::unique_ptr<tcp::acceptor>& fe_acceptor(int i) { return i == 0 ? fe : extra_fes[static_cast<size_t>(i - 1)]; }
+
+  // A killed FE process: its port stops listening and its connections drop;
+  // the BEs and the other FEs carry on over the same engine state.
+  void set_fe_online(int i, bool online) {
+    auto& acc = fe_acceptor(i);
+    const int key = -(i + 1);
+    if (!online) {
+      if (acc) {
+        boost::system::error_code ec;
+        acc->close(ec);
+        acc.reset();
+      }
+      auto copy = sessions[key];
+      for (auto* s : copy) {
+        boost::system::error_code ec;
+        s->socket().close(ec);
+      }
+      log("FE " + std::to_string(i) + " offline");
+    } else if (!acc) {
+      acc = bind(srv.opts_.host, srv.fe_ports_[static_cast<size_t>(i)]);
+      spawn(accept_loop(acc.get(), key), "accept");
+      log("FE " + std::to_string(i) + " online");
     }
   }
 
@@ -702,6 +730,13 @@ struct Server::Impl {
       boost::json::object o{{"backends", arr}};
       return ok(boost::json::serialize(o));
     }
+    if (sg.size() == 4 && sg[1] == "fes" && method == http::verb::post && (sg[3] == "offline" || sg[3] == "online")) {
+      const int i = std::atoi(sg[2].c_str());
+      if (sg[2].empty() || i < 0 || static_cast<size_t>(i) >= srv.fe_ports_.size())
+        return err(http::status::not_found, "no FE " + sg[2]);
+      set_fe_online(i, sg[3] == "online");
+      return ok("{\"fe\":" + std::to_string(i) + ",\"online\":" + (sg[3] == "online" ? "true" : "false") + "}");
+    }
     if (sg.size() >= 2 && sg[1] == "faults") {
       if (sg.size() == 2 && method == http::verb::get) return ok(eng.faults_json());
       if (sg.size() == 2 && method == http::verb::post) {
@@ -731,6 +766,11 @@ Server::Server(asio::io_context& ioc, Engine& engine, ServerOptions opts)
   if (!opts_.tls_cert.empty()) impl_->tls = std::make_unique<TlsFront>(opts_.tls_cert, opts_.tls_key);
   impl_->fe = impl_->bind(opts_.host, opts_.fe_port);
   fe_port_ = impl_->fe->local_endpoint().port();
+  fe_ports_.push_back(fe_port_);
+  for (int p : opts_.extra_fe_ports) {
+    impl_->extra_fes.push_back(impl_->bind(opts_.host, p));
+    fe_ports_.push_back(impl_->extra_fes.back()->local_endpoint().port());
+  }
   std::vector<std::string> addrs;
   for (int p : opts_.be_ports) {
     impl_->bes.push_back(impl_->bind(opts_.host, p));
@@ -748,10 +788,12 @@ int Server::query_port() const { return query_ ? query_->port() : -1; }
 
 void Server::start() {
   if (impl_->tls) {
-    impl_->add_inner(-1);
+    for (size_t i = 0; i < fe_ports_.size(); ++i) impl_->add_inner(-static_cast<int>(i) - 1);
     for (size_t i = 0; i < impl_->bes.size(); ++i) impl_->add_inner(static_cast<int>(i));
   }
   impl_->spawn(impl_->accept_loop(impl_->fe.get(), -1), "accept");
+  for (size_t i = 0; i < impl_->extra_fes.size(); ++i)
+    impl_->spawn(impl_->accept_loop(impl_->extra_fes[i].get(), -static_cast<int>(i) - 2), "accept");
   for (size_t i = 0; i < impl_->bes.size(); ++i) {
     if (engine_.be_offline(static_cast<int>(i))) {
       boost::system::error_code ec;
@@ -771,6 +813,8 @@ void Server::stop() {
   boost::system::error_code ec;
   impl_->ticker.cancel();
   if (impl_->fe) impl_->fe->close(ec);
+  for (auto& a : impl_->extra_fes)
+    if (a) a->close(ec);
   for (auto& [be, a] : impl_->inner) a->close(ec);
   for (auto& a : impl_->bes)
     if (a) a->close(ec);
@@ -788,7 +832,9 @@ std::string Server::ready_line() const {
   // FE's loopback relay target (tests and tools inspect through it).
   std::string admin = fe;
   if (impl_->tls) admin = "127.0.0.1:" + std::to_string(impl_->inner.at(-1)->local_endpoint().port());
-  boost::json::object o{{"fe", fe}, {"bes", bes}, {"admin", admin}, {"scheme", impl_->tls ? "https" : "http"}};
+  boost::json::array fes;
+  for (int p : fe_ports_) fes.push_back(boost::json::string(opts_.host + ":" + std::to_string(p)));
+  boost::json::object o{{"fe", fe}, {"fes", fes}, {"bes", bes}, {"admin", admin}, {"scheme", impl_->tls ? "https" : "http"}};
   if (query_) o["query"] = opts_.host + ":" + std::to_string(query_->port());
   return boost::json::serialize(o);
 }
