@@ -54,7 +54,7 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"doris.address_rewrite", "map<string,string>", "{}",
      "BE address as Doris reports it (`host:port` or `host`) -> address reachable from the daemon "
      "(Kubernetes, Docker)."},
-    {"doris.tls.ca_file", "string", "", "PEM CA bundle for https FEs (default: system CAs)."},
+    {"doris.tls.ca_file", "string", "", "PEM CA bundle for https FEs and the https BEs they redirect to (default: system CAs)."},
     {"doris.tls.verify", "boolean", "true", "Verify the FE certificate."},
     {"doris.tls.verify_hostname", "boolean", "true", "Check the certificate's name against the host."},
     {"doris.load_headers", "map<string,string>", "{}",
