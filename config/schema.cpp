@@ -61,7 +61,7 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "before aborting it. Within it (less 5 minutes for clock skew) a label Doris no longer knows was committed and "
      "forgotten (`label_num_threshold`), so its epoch is not re-read. Never set it above Doris' value.",
      false, at_least(1000)},
-    {"doris.tls.ca_file", "string", "", "PEM CA bundle for https FEs (default: system CAs)."},
+    {"doris.tls.ca_file", "string", "", "PEM CA bundle for https FEs and the https BEs they redirect to (default: system CAs)."},
     {"doris.tls.verify", "boolean", "true", "Verify the FE certificate."},
     {"doris.tls.verify_hostname", "boolean", "true", "Check the certificate's name against the host."},
     {"doris.load_headers", "map<string,string>", "{}",

@@ -11,7 +11,9 @@
 #include <variant>
 
 #include "core/common/redact.hpp"
+#include "core/doris/classify.hpp"
 #include "core/doris/client.hpp"
+#include "core/doris/grants.hpp"
 #include "core/doris/url.hpp"
 #include "core/kafka/probe.hpp"
 #include "daemon/commands.hpp"
@@ -187,8 +189,11 @@ class Checker {
            std::string(topics ? ", and no existing topic routes to one" : "; Kafka did not answer") + ")");
       return;
     }
+    auto grants = doris_grants(*client);
     for (const auto& [t, from] : targets) {
       auto schema = client->schema(t.db, t.table);
+      const bool exists = !std::holds_alternative<doris::DorisError>(schema);
+      if (grants) privileges(*grants, t, exists);
       if (auto* err = std::get_if<doris::DorisError>(&schema)) {
         failed("table " + t.name() + " (from " + from + ")", err->what());
         continue;
@@ -198,6 +203,44 @@ class Checker {
       if (keys == "DUP_KEYS") line += " (WARNING: deletes cannot apply to a DUPLICATE KEY table; every change is appended)";
       ok(line);
     }
+  }
+
+  // The user's privileges (SHOW GRANTS), nullopt with a warning when Doris
+  // does not say (then the first refused load names the GRANT instead).
+  std::optional<doris::Grants> doris_grants(doris::DorisClient& client) {
+    auto r = client.sql("", "SHOW GRANTS");
+    if (auto* err = std::get_if<doris::DorisError>(&r)) {
+      warn("doris privileges: WARNING: SHOW GRANTS failed, privileges not checked: " + std::string(err->what()));
+      return std::nullopt;
+    }
+    auto g = doris::parse_grants(std::get<doris::SqlResult>(r));
+    if (!g) warn("doris privileges: WARNING: SHOW GRANTS answered no privilege columns, privileges not checked");
+    return g;
+  }
+
+  // What the daemon does to a target table needs: Stream Load and 2PC
+  // LOAD_PRIV; schema evolution ALTER_PRIV; auto_create CREATE_PRIV (when the
+  // table does not exist yet).
+  void privileges(const doris::Grants& g, const pipeline::Target& t, bool exists) {
+    std::vector<std::pair<std::string, std::string>> needed{{"LOAD_PRIV", "Stream Load"}};
+    const auto over = cfg_.tables.find(t.name());
+    const auto policy = over != cfg_.tables.end() && over->second.schema_evolution ? *over->second.schema_evolution
+                                                                                   : cfg_.schema_evolution;
+    const bool create = over != cfg_.tables.end() && over->second.auto_create ? *over->second.auto_create
+                                                                              : cfg_.auto_create;
+    if (policy != schema::Policy::Off)
+      needed.emplace_back("ALTER_PRIV", std::string("schema_evolution: ") + schema::to_string(policy));
+    if (create && !exists) needed.emplace_back("CREATE_PRIV", "auto_create");
+    std::string held;
+    for (const auto& [priv, why] : needed) {
+      if (g.holds(priv, t.db, t.table)) {
+        held += (held.empty() ? "" : ", ") + priv;
+        continue;
+      }
+      failed("table " + t.name(), "doris user '" + cfg_.doris.user + "' lacks " + priv + " (needed for " + why +
+                                      "); fix: " + doris::grant_statement(priv, t.db, t.table, cfg_.doris.user));
+    }
+    if (!held.empty()) ok("table " + t.name() + ": user '" + cfg_.doris.user + "' holds " + held);
   }
 
  private:

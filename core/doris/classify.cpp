@@ -320,9 +320,7 @@ Classification classify_response_body(const ClassifyContext& c, int64_t code, co
   return failed(ErrorKind::ServerError, Disposition::Retry, what + "failed", std::move(ectx));
 }
 
-}  // namespace
-
-Classification classify(int http_status, std::string_view body, const ClassifyContext& c) {
+Classification classify_answer(int http_status, std::string_view body, const ClassifyContext& c) {
   ErrorContext ectx = base_context(c, http_status);
   const std::string op = to_string(c.op);
   if (http_status == 301 || http_status == 302 || http_status == 303 || http_status == 307 ||
@@ -386,6 +384,84 @@ Classification classify(int http_status, std::string_view body, const ClassifyCo
   }
   ectx.doris_message = std::string(body.substr(0, 200));
   return failed(ErrorKind::ServerError, Disposition::Retry, op + ": unexpected answer shape", std::move(ectx));
+}
+
+}  // namespace
+
+std::string privilege_fix(std::string_view doris_message, const std::string& db, const std::string& table,
+                          const std::string& user) {
+  const std::string m = lower(doris_message);
+  auto has = [&](std::string_view n) { return m.find(n) != std::string::npos; };
+  // fe BaseController.checkTblAuth / FrontendServiceImpl.checkPasswordAndPrivs
+  // ("... the Admin_priv,Load_priv privilege(s) for this operation", "... the
+  // (LOAD) privilege(s) ..."), ErrorCode.ERR_TABLEACCESS_DENIED_ERROR ("ALTER
+  // TABLE command denied to user 'u'@'h' for table 'db: t'") and
+  // ERR_DBACCESS_DENIED_ERROR ("Access denied for user 'u'@'h' to database 'd'").
+  const bool needs = has("privilege(s) for this operation");
+  const bool command = has("command denied to user");
+  const bool database = has("access denied for user") && has("to database '");
+  if (!needs && !command && !database) return {};
+  std::string priv;
+  if (needs) {
+    if (has("load")) priv = "LOAD_PRIV";
+    else if (has("alter")) priv = "ALTER_PRIV";
+    else if (has("create")) priv = "CREATE_PRIV";
+    else if (has("drop")) priv = "DROP_PRIV";
+    else if (has("select")) priv = "SELECT_PRIV";
+    else if (has("grant")) priv = "GRANT_PRIV";
+  } else if (command) {
+    const auto word = m.substr(0, m.find("command denied"));
+    if (word.find("alter") != std::string::npos) priv = "ALTER_PRIV";
+    else if (word.find("create") != std::string::npos) priv = "CREATE_PRIV";
+    else if (word.find("drop") != std::string::npos) priv = "DROP_PRIV";
+    else if (word.find("truncate") != std::string::npos || word.find("insert") != std::string::npos)
+      priv = "LOAD_PRIV";
+    else if (word.find("select") != std::string::npos) priv = "SELECT_PRIV";
+  } else {
+    priv = "CREATE_PRIV";
+  }
+  if (priv.empty()) return {};
+  std::string d = db, t = table;
+  // The table a DDL refusal names: "for table 'db: t'" / "to database 'd'".
+  auto quoted_after = [&](std::string_view key) -> std::string {
+    auto p = m.find(key);
+    if (p == std::string::npos) return {};
+    p += key.size();
+    auto e = doris_message.find('\'', p);
+    return e == std::string::npos ? std::string() : std::string(doris_message.substr(p, e - p));
+  };
+  if (auto named = quoted_after("for table '"); !named.empty()) {
+    if (auto colon = named.find(": "); colon != std::string::npos) {
+      d = named.substr(0, colon);
+      t = named.substr(colon + 2);
+    } else {
+      t = named;
+    }
+  }
+  if (auto named = quoted_after("to database '"); !named.empty()) {
+    d = named;
+    t.clear();
+  }
+  return grant_statement(priv, d, t, user);
+}
+
+std::string grant_statement(const std::string& priv, const std::string& db, const std::string& table,
+                            const std::string& user) {
+  return "GRANT " + priv + " ON " + (db.empty() ? "*" : db) + "." + (table.empty() ? "*" : table) + " TO '" +
+         (user.empty() ? "<user>" : user) + "'@'%'";
+}
+
+Classification classify(int http_status, std::string_view body, const ClassifyContext& c) {
+  Classification out = classify_answer(http_status, body, c);
+  if (out.verdict != Verdict::Failed || !out.error) return out;
+  const std::string fix = privilege_fix(out.doris_message, c.db, c.table, c.user);
+  if (fix.empty()) return out;
+  // Retrying cannot help: only a GRANT can. Fatal, so `run` stops with this
+  // message instead of retrying a load Doris will always refuse.
+  ErrorContext ectx = out.error->context();
+  std::string msg = std::string(to_string(c.op)) + " failed: user '" + c.user + "' lacks a privilege; fix: " + fix;
+  out.error.emplace(ErrorKind::Auth, Disposition::Fatal, std::move(msg), std::move(ectx));
+  return out;
 }
 
 }  // namespace cdc2doris::doris

@@ -38,6 +38,7 @@ struct ClassifyContext {
   std::optional<int64_t> txn_id;
   std::string endpoint;  // host:port that answered
   bool by_label = false; // 2PC addressed by label instead of txn id
+  std::string user;      // the Doris user, named in the GRANT a missing privilege needs
 };
 
 enum class Verdict {
@@ -61,6 +62,18 @@ struct Classification {
   std::string doris_message;
 };
 
+// A refusal for a missing privilege (Doris' "Access denied; you need (at
+// least one of) the ... privilege(s)", "<CMD> command denied to user ...")
+// is an Auth error, fatal, whose message names the privilege, the user, the
+// database/table and the GRANT statement that fixes it.
 Classification classify(int http_status, std::string_view body, const ClassifyContext& ctx);
+
+// The GRANT statement a refusal needs ("" when `doris_message` is no
+// privilege refusal). Shared with `cdc2doris check --connect`.
+std::string privilege_fix(std::string_view doris_message, const std::string& db, const std::string& table,
+                          const std::string& user);
+// "GRANT <priv> ON <db|*>.<table|*> TO '<user>'@'%'".
+std::string grant_statement(const std::string& priv, const std::string& db, const std::string& table,
+                            const std::string& user);
 
 }  // namespace cdc2doris::doris

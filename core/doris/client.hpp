@@ -36,7 +36,8 @@ namespace cdc2doris::doris {
 // ---------------------------------------------------------------- config
 
 struct TlsConfig {
-  // Used for every https:// endpoint (FEs; BEs never speak TLS, reference §1.1).
+  // Used for every https:// endpoint: FEs, and BEs when Doris runs with
+  // enable_https (an https FE redirects to https on the BE, RestBaseController.getRedirectUrL).
   std::string ca_file;             // PEM bundle; empty: system default paths
   bool verify_peer = true;         // false: accept any certificate (testing only)
   bool verify_hostname = true;     // check the certificate's name against the host

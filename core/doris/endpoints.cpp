@@ -62,6 +62,7 @@ awaitable<bool> Core::refresh_backends() {
     ClassifyContext cc;
     cc.op = Operation::Metadata;
     cc.endpoint = a.from.host_port();
+    cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
     if (c.verdict != Verdict::Success) {
       spdlog::warn("doris: backend discovery failed: {}", c.error ? c.error->what() : "unexpected answer");

@@ -142,6 +142,7 @@ awaitable<std::variant<LoadResult, DorisError>> Core::do_load(std::shared_ptr<St
   // data-quality failure into the error.
   auto conclude = [&](const Answer& a) -> awaitable<std::variant<LoadResult, DorisError>> {
     cc.endpoint = a.from.host_port();
+    cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
     if (c.verdict == Verdict::Success || c.verdict == Verdict::PublishTimeout) {
       healthy(a.from);
@@ -191,6 +192,7 @@ awaitable<std::variant<LoadResult, DorisError>> Core::do_load(std::shared_ptr<St
       co_return std::move(*last);
     }
     cc.endpoint = a.from.host_port();
+    cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
     const bool retry_here = c.error && c.error->disposition() == Disposition::Retry &&
                             (c.error->kind() == ErrorKind::NoBackend || a.status >= 500);

@@ -33,10 +33,29 @@ awaitable<std::shared_ptr<Conn>> Core::connect(Endpoint ep) {
     if (!SSL_set_tlsext_host_name(s.native_handle(), ep.host.c_str()))
       throw TransportFailure(ep, error_code(static_cast<int>(::ERR_get_error()), net::error::get_ssl_category()),
                              "tls sni");
-    if (cfg.tls.verify_peer && cfg.tls.verify_hostname) s.set_verify_callback(ssl::host_name_verification(ep.host));
+    // OpenSSL's own name check (not a verify callback), so a mismatch is
+    // reported as such by SSL_get_verify_result ("hostname mismatch", "IP
+    // address mismatch") instead of a bare "certificate verify failed".
+    if (cfg.tls.verify_peer && cfg.tls.verify_hostname) {
+      X509_VERIFY_PARAM* param = SSL_get0_param(s.native_handle());
+      error_code ip_ec;
+      net::ip::make_address(ep.host, ip_ec);
+      const int set = ip_ec ? X509_VERIFY_PARAM_set1_host(param, ep.host.c_str(), 0)
+                            : X509_VERIFY_PARAM_set1_ip_asc(param, ep.host.c_str());
+      if (set != 1)
+        throw TransportFailure(ep, error_code(static_cast<int>(::ERR_get_error()), net::error::get_ssl_category()),
+                               "tls host name");
+    }
     conn->tcp().expires_after(cfg.timeouts.connect);
     auto [hec] = co_await s.async_handshake(ssl::stream_base::client, use_tuple);
-    if (hec) throw TransportFailure(ep, hec, "tls handshake");
+    if (hec) {
+      TransportFailure f(ep, hec, "tls handshake");
+      const long verify = SSL_get_verify_result(s.native_handle());
+      f.detail = "tls handshake with " + ep.host_port() + " failed";
+      if (verify != X509_V_OK) f.detail += ": " + std::string(X509_verify_cert_error_string(verify));
+      if (!cfg.tls.ca_file.empty()) f.detail += " (doris.tls.ca_file " + cfg.tls.ca_file + ")";
+      throw f;
+    }
   }
   co_return conn;
 }
@@ -138,7 +157,7 @@ DorisError Core::transport_error(const TransportFailure& f, const ClassifyContex
   ctx.txn_id = cc.txn_id;
   ctx.endpoint = f.ep.host_port();
   return DorisError(f.timeout() ? ErrorKind::Timeout : ErrorKind::Transport, Disposition::Retry,
-                    what + ": " + f.ec.message(), std::move(ctx));
+                    what + ": " + f.ec.message() + (f.detail.empty() ? "" : "; " + f.detail), std::move(ctx));
 }
 
 }  // namespace cdc2doris::doris::detail

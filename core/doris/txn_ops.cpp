@@ -27,6 +27,7 @@ awaitable<TxnResult> Core::txn_op(Operation op, std::string db, std::optional<in
     if (!answer) continue;
     const Answer& a = *answer;
     cc.endpoint = a.from.host_port();
+    cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
     switch (c.verdict) {
       case Verdict::Success: co_return TxnOutcome::Done;
@@ -73,6 +74,7 @@ awaitable<std::variant<LabelState, DorisError>> Core::probe(LoadSpec spec) {
     if (!answer) continue;
     const Answer& a = *answer;
     cc.endpoint = a.from.host_port();
+    cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
     if (c.verdict == Verdict::LabelExists) co_return *c.existing;
     if (c.verdict == Verdict::Success || c.verdict == Verdict::PublishTimeout) {
@@ -107,6 +109,7 @@ awaitable<std::variant<json::value, DorisError>> Core::fe_json(http::verb verb, 
     if (!answer) continue;
     const Answer& a = *answer;
     cc.endpoint = a.from.host_port();
+    cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
     if (c.verdict == Verdict::Success) {
       boost::system::error_code ec;

@@ -230,6 +230,34 @@ TEST_CASE("check --connect: Kafka metadata, topics, authenticated Doris, derived
     CHECK_THAT(r.output, Catch::Contains("table shop.orders: UNIQUE_KEYS (from topic dchk.shop.orders)"));
     CHECK_THAT(r.output, Catch::Contains("table shop.missing_table (from topic dchk.shop.missing_table): FAILED"));
   }
+  SECTION("a Doris user lacking LOAD_PRIV / ALTER_PRIV: exit 5 naming the user, the table and the GRANT") {
+    emu.sql("", "CREATE USER IF NOT EXISTS 'loader'@'%' IDENTIFIED BY 'Ldr-pw-99'");
+    emu.sql("", "REVOKE LOAD_PRIV, ALTER_PRIV ON shop.* FROM loader");
+    auto as_loader = [&](const std::string& tail) {
+      std::string text = config(broker.bootstrap(), emu.fe(), dir, "  topics: [dchk.shop.orders]\n", "", tail);
+      text.replace(text.find("user: root"), 10, "user: loader");
+      return connect(text, {{"DORIS_PASSWORD", "Ldr-pw-99"}});
+    };
+    auto none = as_loader("");
+    CHECK(none.status == std::optional<int>(daemon::kExitCheckFailed));
+    CHECK_THAT(none.output, Catch::Contains("table shop.orders: FAILED: doris user 'loader' lacks LOAD_PRIV (needed for "
+                                            "Stream Load); fix: GRANT LOAD_PRIV ON shop.orders TO 'loader'@'%'"));
+    CHECK_THAT(none.output, Catch::Contains("lacks ALTER_PRIV (needed for schema_evolution: add); fix: GRANT ALTER_PRIV "
+                                            "ON shop.orders TO 'loader'@'%'"));
+    emu.sql("", "GRANT LOAD_PRIV ON shop.* TO loader");
+    auto load_only = as_loader("");
+    CHECK(load_only.status == std::optional<int>(daemon::kExitCheckFailed));
+    CHECK(load_only.output.find("lacks LOAD_PRIV") == std::string::npos);
+    CHECK_THAT(load_only.output, Catch::Contains("lacks ALTER_PRIV"));
+    // With schema evolution off, LOAD_PRIV is all the daemon needs.
+    auto off = as_loader("routing:\n  schema_evolution: off\n");
+    CHECK(off.status == std::optional<int>(daemon::kExitOk));
+    CHECK_THAT(off.output, Catch::Contains("table shop.orders: user 'loader' holds LOAD_PRIV"));
+    emu.sql("", "GRANT ALTER_PRIV ON shop.orders TO loader");
+    auto all = as_loader("");
+    CHECK(all.status == std::optional<int>(daemon::kExitOk));
+    CHECK_THAT(all.output, Catch::Contains("table shop.orders: user 'loader' holds LOAD_PRIV, ALTER_PRIV"));
+  }
   SECTION("an FE URL carrying credentials is printed without them") {
     const std::string fe_url = "http://root:" + pw + "@" + emu.fe();
     auto r = connect(config(broker.bootstrap(), fe_url, dir, "  topics: [dchk.shop.orders]\n"), env);

@@ -380,3 +380,54 @@ TEST_CASE("classify: 2PC errors parse the txn id from the message", "[doris][cla
   CHECK(c.error->context().txn_id == 31);
   CHECK(c.error->context().doris_status == "ANALYSIS_ERROR");
 }
+
+TEST_CASE("classify: a missing privilege is fatal and names the GRANT that fixes it", "[doris][classify]") {
+  ClassifyContext c;
+  c.db = "shop";
+  c.table = "orders";
+  c.label = "l1";
+  c.user = "loader";
+  struct Case {
+    Operation op;
+    std::string body;
+    std::string fix;
+  };
+  const std::vector<Case> cases{
+      // FE in front of a load: RestBaseResult from BaseController.checkTblAuth.
+      {Operation::StreamLoad,
+       R"({"status":"FAILED","msg":"Access denied; you need (at least one of) the Admin_priv,Load_priv privilege(s) for this operation"})",
+       "GRANT LOAD_PRIV ON shop.orders TO 'loader'@'%'"},
+      // BE load begin: FrontendServiceImpl.checkPasswordAndPrivs.
+      {Operation::StreamLoad,
+       load_body("Fail", "[ANALYSIS_ERROR]" + kT +
+                             "Access denied; you need (at least one of) the (LOAD) privilege(s) for this operation"),
+       "GRANT LOAD_PRIV ON shop.orders TO 'loader'@'%'"},
+      // 2PC commit on the BE.
+      {Operation::Commit,
+       twopc("ANALYSIS_ERROR", kT + "Access denied; you need (at least one of) the (LOAD) privilege(s) for this operation"),
+       "GRANT LOAD_PRIV ON shop.orders TO 'loader'@'%'"},
+      // DDL over the HTTP SQL API: ERR_TABLEACCESS_DENIED_ERROR names the table.
+      {Operation::Metadata,
+       R"({"msg":"Error","code":1,"data":"Failed to execute sql: errCode = 2, detailMessage = ALTER TABLE command denied to user 'loader'@'10.0.0.1' for table 'shop: items'","count":0})",
+       "GRANT ALTER_PRIV ON shop.items TO 'loader'@'%'"},
+      {Operation::Metadata,
+       R"({"msg":"Error","code":1,"data":"Failed to execute sql: errCode = 2, detailMessage = CREATE command denied to user 'loader'@'10.0.0.1' for table 'shop: new_t'","count":0})",
+       "GRANT CREATE_PRIV ON shop.new_t TO 'loader'@'%'"},
+  };
+  for (const auto& k : cases) {
+    c.op = k.op;
+    INFO(k.body);
+    auto r = classify(200, k.body, c);
+    REQUIRE(r.verdict == Verdict::Failed);
+    REQUIRE(r.error);
+    CHECK(r.error->kind() == ErrorKind::Auth);
+    CHECK(r.error->disposition() == Disposition::Fatal);
+    CHECK_THAT(r.error->what(), Catch::Contains("user 'loader' lacks a privilege; fix: " + k.fix));
+  }
+  // A wrong password stays an authentication error without a GRANT.
+  c.op = Operation::StreamLoad;
+  auto pw = classify(200, load_body("Fail", "[ANALYSIS_ERROR]" + kT + "Access denied for user 'loader' (using password: YES)"), c);
+  REQUIRE(pw.error);
+  CHECK(pw.error->kind() == ErrorKind::Auth);
+  CHECK_THAT(pw.error->what(), !Catch::Contains("GRANT"));
+}

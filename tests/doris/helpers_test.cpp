@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/doris/backoff.hpp"
+#include "core/doris/grants.hpp"
 #include "core/doris/gzip.hpp"
 #include "core/doris/label.hpp"
 #include "core/doris/url.hpp"
@@ -188,4 +189,38 @@ TEST_CASE("gzip round trip", "[doris][gzip]") {
   CHECK(*back == input);
   CHECK_FALSE(gunzip(out.substr(0, out.size() / 2)));
   CHECK_FALSE(gunzip("not gzip"));
+}
+
+TEST_CASE("grants: SHOW GRANTS cells of 2.x and 1.x read as privileges per object", "[doris][grants]") {
+  SqlResult r;
+  r.columns = {"UserIdentity", "Comment", "Password", "Roles", "GlobalPrivs", "CatalogPrivs", "DatabasePrivs", "TablePrivs"};
+  r.rows = {{"'loader'@'%'", "", "Yes", "", "\\N", "\\N",
+             "internal.information_schema: Select_priv; internal.shop: Select_priv,Load_priv",
+             "internal.crm.people: Load_priv,Alter_priv"}};
+  auto g = parse_grants(r);
+  REQUIRE(g);
+  CHECK(g->holds("LOAD_PRIV", "shop", "orders"));
+  CHECK_FALSE(g->holds("ALTER_PRIV", "shop", "orders"));
+  CHECK(g->holds("ALTER_PRIV", "crm", "people"));
+  CHECK_FALSE(g->holds("LOAD_PRIV", "crm", "other"));
+  CHECK_FALSE(g->holds("LOAD_PRIV", "information_schema", "tables"));
+
+  r.rows = {{"'root'@'%'", "", "No", "operator", "Node_priv,Admin_priv", "\\N", "\\N", "\\N"}};
+  g = parse_grants(r);
+  REQUIRE(g);
+  CHECK(g->holds("ALTER_PRIV", "any", "table"));  // ADMIN_PRIV covers everything
+
+  // 1.x: space-separated privileges with "(false)", cluster-prefixed names.
+  r.columns = {"UserIdentity", "Password", "GlobalPrivs", "DatabasePrivs", "TablePrivs", "ResourcePrivs"};
+  r.rows = {{"'default_cluster:u'@'%'", "Yes", "Select_priv  (false)",
+             "default_cluster:shop: Load_priv Alter_priv  (false)", "N/A", "N/A"}};
+  g = parse_grants(r);
+  REQUIRE(g);
+  CHECK(g->holds("LOAD_PRIV", "shop", "t"));
+  CHECK(g->holds("ALTER_PRIV", "shop", "t"));
+  CHECK_FALSE(g->holds("CREATE_PRIV", "shop", "t"));
+  CHECK(g->holds("SELECT_PRIV", "x", "y"));
+
+  SqlResult ddl;  // not a SHOW GRANTS answer
+  CHECK_FALSE(parse_grants(ddl));
 }

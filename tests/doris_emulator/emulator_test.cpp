@@ -155,7 +155,7 @@ TEST_CASE("FE endpoints: redirect, auth, Expect, backends, health, schema, query
   CHECK(missing.at("code").as_int64() == 1);
   auto nostmt = e.http("POST", e.fe(), "/api/query/default_cluster/d", {{"Authorization", auth}}, "{}");
   CHECK(nostmt.body == R"({"msg":"Bad Request","code":403,"data":"Missing statement request body","count":0})");
-  CHECK_THROWS_WITH(e.sql("d", "GRANT ALL ON *.* TO x"), Catch::Contains("Unsupported statement type"));
+  CHECK_THROWS_WITH(e.sql("d", "GRANT ALL ON *.* TO x"), Catch::Contains("user 'x'@'%' does not exist"));
   CHECK(e.query("d", "SHOW TABLES").find("[\"t\"]") != std::string::npos);
 }
 
@@ -496,4 +496,72 @@ TEST_CASE("hundreds of concurrent streaming loads", "[emulator][concurrency]") {
   for (auto& c : conns) ok += c->recv("\n}\n").find("\"Status\": \"Success\"") != std::string::npos;
   CHECK(ok == kConns);
   CHECK(J(e.stats()).at("precommits").as_int64() == kConns);
+}
+
+TEST_CASE("users and privileges: CREATE USER, GRANT, REVOKE, SHOW GRANTS and the refusals", "[emulator][privileges]") {
+  EmulatorOptions o;
+  o.users = {"root:rpw"};
+  Emulator e(o);
+  make_table(e, kUnique);
+  e.sql("", "CREATE USER 'u'@'%' IDENTIFIED BY 'p'");
+  CHECK_THROWS_WITH(e.sql("", "CREATE USER 'u'@'%' IDENTIFIED BY 'p'"), Catch::Contains("User 'u'@'%' already exist"));
+  e.sql("", "CREATE USER IF NOT EXISTS u IDENTIFIED BY 'other'");
+  const std::string u_auth = "Basic dTpw";  // u:p
+  // A wrong password is the FE's 401 body.
+  auto wrong = e.http("PUT", e.fe(), "/api/d/t/_stream_load", {{"Authorization", "Basic dTp4"}, {"Expect", "100-continue"}});
+  CHECK(wrong.body == R"x({"msg":"Unauthorized","code":401,"data":"Access denied for user 'u' (using password: YES)","count":0})x");
+  // No LOAD_PRIV: the FE refuses (RestBaseResult), and so does a BE reached directly.
+  auto fe = e.http("PUT", e.fe(), "/api/d/t/_stream_load", {{"Authorization", u_auth}, {"Expect", "100-continue"}});
+  CHECK(fe.body ==
+        R"({"status":"FAILED","msg":"Access denied; you need (at least one of) the Admin_priv,Load_priv privilege(s) for this operation"})");
+  auto be = e.stream_load("d", "t", "{\"id\":1,\"v\":\"a\"}\n", {{"Authorization", u_auth}, {"format", "json"}});
+  CHECK(S(J(be.body), "Status") == "Fail");
+  CHECK(S(J(be.body), "Message") == "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = Access denied; you need (at "
+                                    "least one of) the (LOAD) privilege(s) for this operation");
+  // The user's own SHOW GRANTS; root holds everything.
+  auto own = [&](const std::string& auth) {
+    auto r = e.http("POST", e.fe(), "/api/query/default_cluster/d", {{"Authorization", auth}}, R"({"stmt":"SHOW GRANTS"})");
+    return J(r.body).at("data").as_object().at("data").as_array().at(0).as_array();
+  };
+  CHECK(own(e.auth()).at(4).as_string() == "Node_priv,Admin_priv");
+  e.sql("", "GRANT LOAD_PRIV, SELECT_PRIV ON d.* TO u");
+  e.sql("", "GRANT ALTER_PRIV ON internal.d.t TO 'u'@'%'");
+  auto g = own(u_auth);
+  CHECK(g.at(0).as_string() == "'u'@'%'");
+  CHECK(g.at(6).as_string() == "internal.information_schema: Select_priv; internal.d: Select_priv,Load_priv");
+  CHECK(g.at(7).as_string() == "internal.d.t: Alter_priv");
+  auto ok = e.stream_load("d", "t", "{\"id\":1,\"v\":\"a\"}\n", {{"Authorization", u_auth}, {"format", "json"}});
+  CHECK(S(J(ok.body), "Status") == "Success");
+  e.sql("", "REVOKE ALTER_PRIV ON d.t FROM u");
+  CHECK(own(u_auth).at(7).as_string() == "\\N");
+  // DDL as the user: ERR_TABLEACCESS_DENIED_ERROR over the HTTP SQL API.
+  auto alter = e.http("POST", e.fe(), "/api/query/default_cluster/d", {{"Authorization", u_auth}},
+                      R"({"stmt":"ALTER TABLE t ADD COLUMN z INT"})");
+  CHECK(S(J(alter.body), "data") == "Failed to execute sql: errCode = 2, detailMessage = ALTER TABLE command denied to "
+                                    "user 'u'@'127.0.0.1' for table 'd: t'");
+  auto grant = e.http("POST", e.fe(), "/api/query/default_cluster/d", {{"Authorization", u_auth}},
+                      R"({"stmt":"GRANT LOAD_PRIV ON d.* TO u"})");
+  CHECK_THAT(S(J(grant.body), "data"), Catch::Contains("you need (at least one of) the (GRANT) privilege(s)"));
+  e.sql("", "DROP USER u");
+  CHECK(e.http("PUT", e.fe(), "/api/d/t/_stream_load", {{"Authorization", u_auth}, {"Expect", "100-continue"}})
+            .body.find("Unauthorized") != std::string::npos);
+}
+
+TEST_CASE("extra FEs share the engine; one taken offline stops listening, the others go on", "[emulator][fe]") {
+  EmulatorOptions o;
+  o.extra_fes = 1;
+  Emulator e(o);
+  REQUIRE(e.fes().size() == 2);
+  CHECK(e.fes()[0] == e.fe());
+  make_table(e, kUnique);
+  auto via = [&](const std::string& fe) {
+    return e.http("PUT", fe, "/api/d/t/_stream_load", {{"Authorization", e.auth()}, {"Expect", "100-continue"}});
+  };
+  CHECK(via(e.fes()[1]).status == 307);
+  e.set_fe_online(0, false);
+  CHECK_THROWS(via(e.fes()[0]));
+  CHECK(via(e.fes()[1]).status == 307);
+  CHECK(e.query("d", "SHOW TABLES").find("[\"t\"]") != std::string::npos);  // admin moved to FE 1
+  e.set_fe_online(0, true);
+  CHECK(via(e.fes()[0]).status == 307);
 }

@@ -123,3 +123,22 @@ TEST_CASE("query port statements: anything else is an error, never a guess", "[e
   q = f.s.run("SELECT @@no_such_var");
   CHECK(q.message == "errCode = 2, detailMessage = Unknown system variable 'no_such_var'");
 }
+
+TEST_CASE("query port: GRANT/SHOW GRANTS, and DDL checked against the session user's privileges",
+          "[emulator][query_port][privileges]") {
+  Fix f;
+  REQUIRE_FALSE(f.s.run("CREATE USER 'u'@'%' IDENTIFIED BY 'p'").error);
+  REQUIRE_FALSE(f.s.run("GRANT LOAD_PRIV ON d.* TO u").error);
+  QuerySession u{f.e, "u", "10.1.2.3", 8};
+  REQUIRE_FALSE(u.use("d").error);
+  auto alter = u.run("ALTER TABLE t ADD COLUMN z INT");
+  CHECK(alter.error);
+  CHECK(alter.message ==
+        "errCode = 2, detailMessage = ALTER TABLE command denied to user 'u'@'10.1.2.3' for table 'd: t'");
+  auto grants = u.run("SHOW GRANTS");
+  REQUIRE_FALSE(grants.error);
+  CHECK_THAT(rows(grants), Catch::Contains("internal.d: Load_priv"));
+  REQUIRE_FALSE(f.s.run("GRANT ALTER_PRIV ON d.t TO u").error);
+  CHECK_FALSE(u.run("ALTER TABLE t ADD COLUMN z INT").error);
+  CHECK(u.run("GRANT ALTER_PRIV ON d.t TO u").error);  // no GRANT_PRIV
+}

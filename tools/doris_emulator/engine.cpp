@@ -77,7 +77,10 @@ int64_t Table::visible_rows() const {
 }
 
 // ---------------------------------------------------------------------------
-Engine::Engine(Config cfg) : cfg_(std::move(cfg)) {}
+Engine::Engine(Config cfg) : cfg_(std::move(cfg)) {
+  for (const auto& [name, pw] : cfg_.users) superusers_.insert(name);
+  superusers_.insert({"root", "admin"});
+}
 
 Engine::~Engine() {
   if (wal_fd_ >= 0) ::close(wal_fd_);
@@ -437,6 +440,10 @@ Reply Engine::txn_2pc(const std::string& dbname, const std::map<std::string, std
     }
     if (!t) return two_pc_error("ANALYSIS_ERROR", kFe + "running transaction not found, label=" + label);
   }
+  // fe FrontendServiceImpl.loadTxn2PCImpl checks LOAD on the txn's tables.
+  std::string user;
+  check_auth(authorization, &user);
+  if (!has_priv(user, t->db, t->table, kLoadPriv)) return two_pc_error("ANALYSIS_ERROR", kFe + kLoadDenied);
   std::string tx = "transaction [" + std::to_string(t->id) + "] ";
   std::optional<Fault> injected;
   if (op == "commit") injected = take_fault("fail_commit", t->db, t->table, be);

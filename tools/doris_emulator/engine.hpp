@@ -239,6 +239,31 @@ class Engine {
   Auth check_auth(std::string_view authorization, std::string* user = nullptr) const;
   std::string denied_text(std::string_view authorization) const;
 
+  // --- users and privileges (privileges.cpp) ----------------------------
+  // Bits in fe Privilege.java order (NODE_PRIV = bit 0 ... USAGE_PRIV = 8).
+  enum Priv : uint32_t {
+    kNodePriv = 1u << 0, kAdminPriv = 1u << 1, kGrantPriv = 1u << 2, kSelectPriv = 1u << 3, kLoadPriv = 1u << 4,
+    kAlterPriv = 1u << 5, kCreatePriv = 1u << 6, kDropPriv = 1u << 7, kUsagePriv = 1u << 8,
+  };
+  // Whether `user` holds any bit of `want` (or ADMIN_PRIV) on db.table
+  // (table empty: on the database), through *.*, db.* or db.table grants
+  // (fe Auth.checkTblPriv: global, then db, then table privileges).
+  bool has_priv(const std::string& user, const std::string& db, const std::string& table, uint32_t want) const;
+  // The user SQL statements run as until the guard is destroyed (the HTTP
+  // query API's Basic-auth user, a MySQL session's login). Without a guard,
+  // statements run unchecked (tests, WAL replay, alter jobs).
+  class ActingAs {
+   public:
+    ActingAs(Engine& e, std::string user, std::string host);
+    ~ActingAs();
+    ActingAs(const ActingAs&) = delete;
+    ActingAs& operator=(const ActingAs&) = delete;
+
+   private:
+    Engine& e_;
+    std::string prev_user_, prev_host_;
+  };
+
   // --- SQL over HTTP ----------------------------------------------------
   // Returns the JSON body of POST /api/query/{ns}/{db}.
   std::string query(const std::string& db, const std::string& stmt, bool streaming);
@@ -325,9 +350,19 @@ class Engine {
   void wal_write(const std::string& rec, bool sync);
   void replay(std::string_view rec);
   void exec_sql_inner(const std::string& db, const std::string& stmt, std::string* result_json, bool replaying);
+  // privileges.cpp: CREATE/DROP USER, GRANT, REVOKE, SHOW GRANTS (false: not
+  // one of them), and the privilege a DDL statement needs from sql_user_.
+  bool exec_account_sql(const std::string& stmt, std::string* result_json);
+  void check_ddl_priv(const std::string& cur_db, const std::string& stmt) const;
   Reply two_pc_error(const std::string& status, const std::string& msg) const;
 
   Config cfg_;
+  // Users given at start (--user) hold every privilege, like Doris' root
+  // (operator role) and admin (admin role); users made by CREATE USER hold
+  // what GRANT gave them: user -> "*.*" | "db.*" | "db.tbl" -> Priv bits.
+  std::set<std::string> superusers_;
+  std::map<std::string, std::map<std::string, uint32_t>> grants_;
+  std::string sql_user_, sql_host_;  // empty user: unchecked
   std::string global_tz_ = "Asia/Shanghai";  // fe TimeUtils.DEFAULT_TIME_ZONE
   std::map<std::string, std::unique_ptr<Database>> dbs_;
   std::map<int64_t, Txn> txns_;

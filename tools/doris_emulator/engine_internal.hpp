@@ -102,6 +102,10 @@ inline std::string uuid() {
 }
 
 inline const std::string kFe = "TStatus: errCode = 2, detailMessage = ";
+// fe FrontendServiceImpl.checkPasswordAndPrivs (load begin, 2PC): a user
+// without LOAD_PRIV on the table.
+inline const std::string kLoadDenied =
+    "Access denied; you need (at least one of) the (LOAD) privilege(s) for this operation";
 
 // ---- write-ahead log encoding --------------------------------------------
 inline void put_u32(std::string* s, uint32_t v) {

@@ -103,6 +103,17 @@ void Emulator::start() {
   if (opts_.txn_clean_interval_s) add("--txn-clean-interval-s", std::to_string(opts_.txn_clean_interval_s));
   if (opts_.alter_job_ms >= 0) add("--alter-job-ms", std::to_string(opts_.alter_job_ms));
   if (opts_.count_only) args.push_back("--count-only");
+  if (opts_.extra_fe_ports.empty())
+    for (int i = 0; i < opts_.extra_fes; ++i) opts_.extra_fe_ports.push_back(0);
+  if (!opts_.extra_fe_ports.empty()) {
+    std::string ports;
+    for (int p : opts_.extra_fe_ports) ports += (ports.empty() ? "" : ",") + std::to_string(p);
+    add("--extra-fe-ports", ports);
+  }
+  if (!opts_.tls_cert.empty()) {
+    add("--tls-cert", opts_.tls_cert);
+    add("--tls-key", opts_.tls_key);
+  }
   for (auto& a : opts_.extra_args) args.push_back(a);
 
   int fds[2];
@@ -154,6 +165,9 @@ void Emulator::start() {
   line.resize(line.find('\n'));
   auto v = boost::json::parse(line).as_object();
   fe_ = std::string(v.at("fe").as_string());
+  admin_ = std::string(v.at("admin").as_string());
+  fes_.clear();
+  for (auto& f : v.at("fes").as_array()) fes_.emplace_back(f.as_string());
   bes_.clear();
   for (auto& b : v.at("bes").as_array()) bes_.emplace_back(b.as_string());
   query_ = std::string(v.at("query").as_string());
@@ -162,6 +176,23 @@ void Emulator::start() {
   opts_.query_port = port_of(query_);
   opts_.be_ports.clear();
   for (auto& b : bes_) opts_.be_ports.push_back(port_of(b));
+  opts_.extra_fe_ports.clear();
+  for (size_t i = 1; i < fes_.size(); ++i) opts_.extra_fe_ports.push_back(port_of(fes_[i]));
+}
+
+void Emulator::set_fe_online(int i, bool online) {
+  const auto idx = static_cast<size_t>(i);
+  if (idx >= fes_.size()) throw std::runtime_error("no FE " + std::to_string(i));
+  // Ask through a listener that stays up: the TLS admin address, else another FE.
+  std::string via = admin_;
+  if (via == fes_[idx]) {
+    for (const auto& f : fes_)
+      if (f != fes_[idx]) via = f;
+    if (via == fes_[idx]) throw std::runtime_error("the only FE cannot be taken offline");
+  }
+  auto r = http("POST", via, "/_emulator/fes/" + std::to_string(i) + (online ? "/online" : "/offline"));
+  if (r.status != 200) throw std::runtime_error("set_fe_online: " + r.body);
+  if (!online && admin_ == fes_[idx]) admin_ = via;
 }
 
 int Emulator::query_port() const { return port_of(query_); }
@@ -244,7 +275,7 @@ HttpResponse Emulator::http(const std::string& method, const std::string& host_p
 
 std::string Emulator::query(const std::string& db, const std::string& stmt) {
   boost::json::object o{{"stmt", stmt}};
-  auto r = http("POST", fe_, "/api/query/default_cluster/" + (db.empty() ? std::string("information_schema") : db),
+  auto r = http("POST", admin_, "/api/query/default_cluster/" + (db.empty() ? std::string("information_schema") : db),
                 {{"Authorization", auth()}, {"Content-Type", "application/json"}}, boost::json::serialize(o));
   return r.body;
 }
@@ -269,7 +300,7 @@ HttpResponse Emulator::txn(const std::string& db, const std::string& op, int64_t
 }
 
 std::vector<std::string> Emulator::rows(const std::string& db, const std::string& table) {
-  auto r = http("GET", fe_, "/_emulator/tables/" + db + "/" + table + "/rows");
+  auto r = http("GET", admin_, "/_emulator/tables/" + db + "/" + table + "/rows");
   if (r.status != 200) throw std::runtime_error("rows " + db + "." + table + ": " + r.body);
   std::vector<std::string> out;
   size_t p = 0;
@@ -283,24 +314,24 @@ std::vector<std::string> Emulator::rows(const std::string& db, const std::string
 }
 
 std::pair<std::string, int64_t> Emulator::checksum(const std::string& db, const std::string& table) {
-  auto r = http("GET", fe_, "/_emulator/tables/" + db + "/" + table + "/checksum");
+  auto r = http("GET", admin_, "/_emulator/tables/" + db + "/" + table + "/checksum");
   if (r.status != 200) throw std::runtime_error("checksum " + db + "." + table + ": " + r.body);
   auto v = boost::json::parse(r.body).as_object();
   return {std::string(v.at("checksum").as_string()), v.at("rows").as_int64()};
 }
 
 std::string Emulator::txns(const std::string& db) {
-  return http("GET", fe_, "/_emulator/txns" + (db.empty() ? std::string() : "?db=" + db)).body;
+  return http("GET", admin_, "/_emulator/txns" + (db.empty() ? std::string() : "?db=" + db)).body;
 }
 
-std::string Emulator::stats() { return http("GET", fe_, "/_emulator/stats").body; }
+std::string Emulator::stats() { return http("GET", admin_, "/_emulator/stats").body; }
 
 std::string Emulator::fault(const std::string& json_body) {
-  auto r = http("POST", fe_, "/_emulator/faults", {{"Content-Type", "application/json"}}, json_body);
+  auto r = http("POST", admin_, "/_emulator/faults", {{"Content-Type", "application/json"}}, json_body);
   if (r.status != 200) throw std::runtime_error("fault " + json_body + " rejected: " + r.body);
   return r.body;
 }
 
-void Emulator::clear_faults() { http("DELETE", fe_, "/_emulator/faults"); }
+void Emulator::clear_faults() { http("DELETE", admin_, "/_emulator/faults"); }
 
 }  // namespace cdc2doris::test

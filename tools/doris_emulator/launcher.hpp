@@ -45,6 +45,11 @@ struct EmulatorOptions {
   std::vector<int> be_ports;        // empty: free ports
   int query_port = 0;               // MySQL-protocol query port; 0: a free port
   std::string stderr_file;          // empty: inherit the caller's stderr
+  // PEM files: FE and BE ports serve HTTPS only; sql(), query() and the
+  // inspection calls then go to the plain loopback admin address.
+  std::string tls_cert, tls_key;
+  int extra_fes = 0;                // more FE listeners over the same engine (follower FEs)
+  std::vector<int> extra_fe_ports;  // empty: free ports (pinned after the first start)
 };
 
 struct HttpResponse {
@@ -61,6 +66,12 @@ class Emulator {
   Emulator& operator=(const Emulator&) = delete;
 
   std::string fe() const { return fe_; }                 // "127.0.0.1:port"
+  std::string admin() const { return admin_; }           // plain HTTP FE session (== fe() without TLS)
+  std::vector<std::string> fes() const { return fes_; }  // fe() first, then the extra FEs
+  // Closes FE i's port and connections, as a killed FE process (the engine,
+  // the BEs and the other FEs go on), or opens it again. Admin calls move to
+  // another FE while the one they used is down.
+  void set_fe_online(int i, bool online);
   std::vector<std::string> bes() const { return bes_; }  // "127.0.0.1:port" each
   std::string query_addr() const { return query_; }       // MySQL protocol, "127.0.0.1:port"
   int query_port() const;
@@ -108,7 +119,8 @@ class Emulator {
   EmulatorOptions opts_;
   pid_t pid_ = -1;
   int stdout_fd_ = -1;
-  std::string fe_, query_;
+  std::string fe_, admin_, query_;
+  std::vector<std::string> fes_;
   std::vector<std::string> bes_;
 };
 

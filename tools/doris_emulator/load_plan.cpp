@@ -346,6 +346,9 @@ std::unique_ptr<Load> Engine::start_load(const LoadRequest& req, Reply* early) {
   // --- begin txn on the "FE" ---
   auto it = cfg_.users.find(user);
   if (it == cfg_.users.end() || it->second != pw) return fail("[ANALYSIS_ERROR]" + kFe + denied_text(req.authorization));
+  // fe FrontendServiceImpl.loadTxnBegin -> checkPasswordAndPrivs(LOAD), before
+  // the database is looked up.
+  if (!has_priv(user, req.db, req.table, kLoadPriv)) return fail("[ANALYSIS_ERROR]" + kFe + kLoadDenied);
   Database* db = find_db(req.db);
   if (!db) return fail("[NOT_FOUND]TStatus: errCode = 7, detailMessage = unknown database, database=" + req.db);
   auto tit = db->tables.find(req.table);

@@ -17,7 +17,8 @@ const char* kUsage =
     "                      [--data-dir DIR] [--precommit-timeout-s N] [--label-retention-s N]\n"
     "                      [--max-running-txns N] [--streaming-load-max-mb N] [--streaming-load-json-max-mb N]\n"
     "                      [--load-timeout-s N] [--count-only] [--no-fsync] [--host ADDR] [--query-port N]\n"
-    "                      [--label-num-threshold N] [--txn-clean-interval-s N] [--alter-job-ms N]\n";
+    "                      [--label-num-threshold N] [--txn-clean-interval-s N] [--alter-job-ms N]\n"
+    "                      [--tls-cert PEM --tls-key PEM] [--extra-fe-ports a,b]\n";
 
 int64_t to_int(const std::string& flag, const std::string& v) {
   try {
@@ -57,6 +58,15 @@ int main(int argc, char** argv) {
           if (c == std::string::npos) break;
           p = c + 1;
         }
+      } else if (a == "--extra-fe-ports") {
+        std::string v = val();
+        for (size_t p = 0; p <= v.size();) {
+          auto c = v.find(',', p);
+          so.extra_fe_ports.push_back(
+              static_cast<int>(to_int(a, v.substr(p, c == std::string::npos ? std::string::npos : c - p))));
+          if (c == std::string::npos) break;
+          p = c + 1;
+        }
       } else if (a == "--user") {
         std::string v = val();
         auto c = v.find(':');
@@ -83,6 +93,8 @@ int main(int argc, char** argv) {
       else if (a == "--count-only") cfg.count_only = true;
       else if (a == "--no-fsync") cfg.fsync = false;
       else if (a == "--host") so.host = val();
+      else if (a == "--tls-cert") so.tls_cert = val();
+      else if (a == "--tls-key") so.tls_key = val();
       else if (a == "--query-port") {
         std::string v = val();
         so.query_port = v == "-1" ? -1 : static_cast<int>(to_int(a, v));  // -1: no query port
@@ -92,6 +104,7 @@ int main(int argc, char** argv) {
         return 0;
       } else throw std::invalid_argument("unknown option " + a);
     }
+    if (so.tls_cert.empty() != so.tls_key.empty()) throw std::invalid_argument("--tls-cert and --tls-key go together");
     if (so.be_ports.empty()) {
       if (be_count < 1) throw std::invalid_argument("--be-count must be at least 1");
       // Ports follow the FE port when it is fixed (8030 -> 8031, ...).

@@ -428,6 +428,7 @@ QueryResult QuerySession::field_list(const std::string& table) {
 
 QueryResult QuerySession::run(const std::string& sql) {
   try {
+    Engine::ActingAs as(e_, user_, host_);
     return run_inner(sql);
   } catch (const std::exception& ex) {
     QueryResult q = QueryResult::fail("");
@@ -491,6 +492,9 @@ QueryResult QuerySession::run_inner(const std::string& sql) {
   // SYNC makes a follower FE catch up with the master's journal (fe SyncStmt);
   // the emulator has one FE, so it is a no-op as on a master.
   if (ps.accept("SYNC") && ps.at_end()) return QueryResult::ok();
+  if (ps.kw("GRANT") || ps.kw("REVOKE") || ((ps.kw("CREATE") || ps.kw("DROP")) && ps.kw("USER", 1)) ||
+      (ps.kw("SHOW") && (ps.kw("GRANTS", 1) || ps.kw("ALL", 1))))
+    return from_http_json(e_.query(db_, sql, false));  // privileges.cpp
   if (ps.kw("CREATE") || ps.kw("DROP") || ps.kw("ALTER") || ps.kw("TRUNCATE")) {
     if (ps.kw("CREATE") && ps.kw("TABLE", 1) == false && ps.kw("DATABASE", 1) == false && ps.kw("SCHEMA", 1) == false)
       unsupported(ps.peek(1).s);

@@ -2,6 +2,7 @@
 
 #include "tools/doris_emulator/body_reader.hpp"
 #include "tools/doris_emulator/query_port.hpp"
+#include "tools/doris_emulator/tls_front.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -139,6 +140,8 @@ struct Server::Impl {
   Engine& eng;
   asio::io_context& ioc;
   std::unique_ptr<tcp::acceptor> fe;
+  // Session key of FE i is -(i + 1): every key below 0 is an FE.
+  std::vector<std::unique_ptr<tcp::acceptor>> extra_fes;
   std::vector<std::unique_ptr<tcp::acceptor>> bes;
   // Shared with every session's Registration: coroutine frames still parked
   // in the io_context may be destroyed after the Server itself.
@@ -146,6 +149,10 @@ struct Server::Impl {
   std::shared_ptr<SessionMap> sessions_ptr = std::make_shared<SessionMap>();
   SessionMap& sessions = *sessions_ptr;  // -1: FE
   asio::steady_timer ticker;
+  // HTTPS: the public listeners above hand each connection to `tls`, which
+  // relays it to the loopback listener of the same node (-1: FE, else BE).
+  std::unique_ptr<TlsFront> tls;
+  std::map<int, std::unique_ptr<tcp::acceptor>> inner;
   size_t rr = 0;
   bool stopping = false;
 
@@ -182,7 +189,7 @@ struct Server::Impl {
     });
   }
 
-  awaitable<void> accept_loop(tcp::acceptor* acc, int be) {
+  awaitable<void> accept_loop(tcp::acceptor* acc, int be, bool plain = false) {
     for (;;) {
       auto [ec, sock] = co_await acc->async_accept(tuple_awaitable);
       if (ec) {
@@ -191,8 +198,14 @@ struct Server::Impl {
         continue;
       }
       sock.set_option(tcp::no_delay(true));
-      spawn(session(std::move(sock), be), "session");
+      if (tls && !plain) spawn(tls->relay(std::move(sock), inner.at(be)->local_endpoint()), "tls relay");
+      else spawn(session(std::move(sock), be), "session");
     }
+  }
+
+  void add_inner(int be) {
+    inner[be] = bind("127.0.0.1", 0);
+    spawn(accept_loop(inner[be].get(), be, true), "accept");
   }
 
   awaitable<void> tick_loop() {
@@ -227,6 +240,32 @@ struct Server::Impl {
       acc = bind(srv.opts_.host, srv.be_ports_[static_cast<size_t>(be)]);
       spawn(accept_loop(acc.get(), be), "accept");
       log("BE " + std::to_string(be) + " online");
+    }
+  }
+
+  std::unique_ptr<tcp::acceptor>& fe_acceptor(int i) { return i == 0 ? fe : extra_fes[static_cast<size_t>(i - 1)]; }
+
+  // A killed FE process: its port stops listening and its connections drop;
+  // the BEs and the other FEs carry on over the same engine state.
+  void set_fe_online(int i, bool online) {
+    auto& acc = fe_acceptor(i);
+    const int key = -(i + 1);
+    if (!online) {
+      if (acc) {
+        boost::system::error_code ec;
+        acc->close(ec);
+        acc.reset();
+      }
+      auto copy = sessions[key];
+      for (auto* s : copy) {
+        boost::system::error_code ec;
+        s->socket().close(ec);
+      }
+      log("FE " + std::to_string(i) + " offline");
+    } else if (!acc) {
+      acc = bind(srv.opts_.host, srv.fe_ports_[static_cast<size_t>(i)]);
+      spawn(accept_loop(acc.get(), key), "accept");
+      log("FE " + std::to_string(i) + " online");
     }
   }
 
@@ -489,6 +528,11 @@ struct Server::Impl {
       if (!stmt || !stmt->is_string())
         return make(http::status::ok, fe_body("Bad Request", 403, "Missing statement request body"), json);
       bool streaming = lower(h["x-doris-stream"]) != "false";
+      // fe StatementSubmitter runs the statement on a JDBC connection the FE
+      // opens to itself as the request's user, so the client host is the FE's.
+      std::string user;
+      eng.check_auth(authz, &user);
+      Engine::ActingAs as(eng, user, srv.opts_.host);
       return make(http::status::ok, eng.query(sg[3], std::string(stmt->as_string()), streaming), json);
     }
     // fe LoadAction GET /api/{db}/get_load_state?label=: the label's
@@ -519,6 +563,14 @@ struct Server::Impl {
       if (!h.count("expect")) return failed("There is no 100-continue header");
       if (sg[1].empty()) return failed("No database selected.");
       if (sg[2].empty()) return failed("No table selected.");
+      // fe LoadAction.executeWithoutPassword -> BaseController.checkTblAuth
+      // (PrivPredicate.LOAD = ADMIN_PRIV or LOAD_PRIV): the message names the
+      // predicate's PrivBitSet, answered as a RestBaseResult.
+      std::string user;
+      eng.check_auth(authz, &user);
+      if (!eng.has_priv(user, sg[1], sg[2], Engine::kLoadPriv))
+        return failed("Access denied; you need (at least one of) the Admin_priv,Load_priv privilege(s) for this "
+                      "operation");
     } else {
       if (sg[1].empty()) return failed("No database selected.");
       if (h["txn_id"].empty() && h["label"].empty()) return failed("No transaction id or label selected.");
@@ -535,7 +587,9 @@ struct Server::Impl {
     std::string path = "/api/" + url_segment(sg[1]);
     for (size_t i = 2; i < sg.size(); ++i) path += "/" + url_segment(sg[i]);
     Resp r = make(http::status::temporary_redirect, "", "text/html;charset=utf-8", true);
-    r.extra["Location"] = "http://" + userinfo_escape(user) + ":" + userinfo_escape(pw) + "@" + srv.opts_.host + ":" +
+    // RestBaseController.getRedirectUrL keeps the request's scheme: an https
+    // FE redirects to https on the BE's http port (which serves TLS too).
+    r.extra["Location"] = std::string(tls ? "https://" : "http://") + userinfo_escape(user) + ":" + userinfo_escape(pw) + "@" + srv.opts_.host + ":" +
                           std::to_string(srv.be_ports_[pick]) + path + (t.query.empty() ? "" : "?" + t.query);
     return r;
   }
@@ -676,6 +730,13 @@ struct Server::Impl {
       boost::json::object o{{"backends", arr}};
       return ok(boost::json::serialize(o));
     }
+    if (sg.size() == 4 && sg[1] == "fes" && method == http::verb::post && (sg[3] == "offline" || sg[3] == "online")) {
+      const int i = std::atoi(sg[2].c_str());
+      if (sg[2].empty() || i < 0 || static_cast<size_t>(i) >= srv.fe_ports_.size())
+        return err(http::status::not_found, "no FE " + sg[2]);
+      set_fe_online(i, sg[3] == "online");
+      return ok("{\"fe\":" + std::to_string(i) + ",\"online\":" + (sg[3] == "online" ? "true" : "false") + "}");
+    }
     if (sg.size() >= 2 && sg[1] == "faults") {
       if (sg.size() == 2 && method == http::verb::get) return ok(eng.faults_json());
       if (sg.size() == 2 && method == http::verb::post) {
@@ -702,8 +763,14 @@ struct Server::Impl {
 
 Server::Server(asio::io_context& ioc, Engine& engine, ServerOptions opts)
     : ioc_(ioc), engine_(engine), opts_(std::move(opts)), impl_(std::make_unique<Impl>(*this, engine, ioc)) {
+  if (!opts_.tls_cert.empty()) impl_->tls = std::make_unique<TlsFront>(opts_.tls_cert, opts_.tls_key);
   impl_->fe = impl_->bind(opts_.host, opts_.fe_port);
   fe_port_ = impl_->fe->local_endpoint().port();
+  fe_ports_.push_back(fe_port_);
+  for (int p : opts_.extra_fe_ports) {
+    impl_->extra_fes.push_back(impl_->bind(opts_.host, p));
+    fe_ports_.push_back(impl_->extra_fes.back()->local_endpoint().port());
+  }
   std::vector<std::string> addrs;
   for (int p : opts_.be_ports) {
     impl_->bes.push_back(impl_->bind(opts_.host, p));
@@ -720,7 +787,13 @@ Server::~Server() { engine_.on_be_state = nullptr; }
 int Server::query_port() const { return query_ ? query_->port() : -1; }
 
 void Server::start() {
+  if (impl_->tls) {
+    for (size_t i = 0; i < fe_ports_.size(); ++i) impl_->add_inner(-static_cast<int>(i) - 1);
+    for (size_t i = 0; i < impl_->bes.size(); ++i) impl_->add_inner(static_cast<int>(i));
+  }
   impl_->spawn(impl_->accept_loop(impl_->fe.get(), -1), "accept");
+  for (size_t i = 0; i < impl_->extra_fes.size(); ++i)
+    impl_->spawn(impl_->accept_loop(impl_->extra_fes[i].get(), -static_cast<int>(i) - 2), "accept");
   for (size_t i = 0; i < impl_->bes.size(); ++i) {
     if (engine_.be_offline(static_cast<int>(i))) {
       boost::system::error_code ec;
@@ -740,6 +813,9 @@ void Server::stop() {
   boost::system::error_code ec;
   impl_->ticker.cancel();
   if (impl_->fe) impl_->fe->close(ec);
+  for (auto& a : impl_->extra_fes)
+    if (a) a->close(ec);
+  for (auto& [be, a] : impl_->inner) a->close(ec);
   for (auto& a : impl_->bes)
     if (a) a->close(ec);
   for (auto& [be, set] : impl_->sessions) {
@@ -752,7 +828,13 @@ std::string Server::ready_line() const {
   boost::json::array bes;
   for (int p : be_ports_) bes.push_back(boost::json::string(opts_.host + ":" + std::to_string(p)));
   std::string fe = opts_.host + ":" + std::to_string(fe_port_);
-  boost::json::object o{{"fe", fe}, {"bes", bes}, {"admin", fe}};
+  // With TLS the admin API and SQL are also reachable in plain HTTP on the
+  // FE's loopback relay target (tests and tools inspect through it).
+  std::string admin = fe;
+  if (impl_->tls) admin = "127.0.0.1:" + std::to_string(impl_->inner.at(-1)->local_endpoint().port());
+  boost::json::array fes;
+  for (int p : fe_ports_) fes.push_back(boost::json::string(opts_.host + ":" + std::to_string(p)));
+  boost::json::object o{{"fe", fe}, {"fes", fes}, {"bes", bes}, {"admin", admin}, {"scheme", impl_->tls ? "https" : "http"}};
   if (query_) o["query"] = opts_.host + ":" + std::to_string(query_->port());
   return boost::json::serialize(o);
 }

@@ -20,6 +20,14 @@ struct ServerOptions {
   int fe_port = 0;              // 0: any free port
   std::vector<int> be_ports;    // one entry per BE; 0: any free port
   int query_port = 0;           // MySQL-protocol query port; 0: any free port, -1: none
+  // PEM certificate chain and private key: FE and BE HTTP ports serve HTTPS
+  // only (tls_front.hpp). Empty: plain HTTP.
+  std::string tls_cert, tls_key;
+  // More FE HTTP listeners over the same engine (0: any free port), as the
+  // follower FEs of a Doris cluster: each answers a Stream Load with its own
+  // 307 to a BE and serves SQL and metadata. POST /_emulator/fes/{i}/offline
+  // closes FE i (0: the first) like a killed FE process; .../online reopens it.
+  std::vector<int> extra_fe_ports;
 };
 
 class QueryPort;
@@ -33,6 +41,7 @@ class Server {
   void start();  // spawns accept loops and the housekeeping timer
   void stop();   // closes listeners and every open connection
   int fe_port() const { return fe_port_; }
+  const std::vector<int>& fe_ports() const { return fe_ports_; }  // first FE, then the extra ones
   const std::vector<int>& be_ports() const { return be_ports_; }
   int query_port() const;  // -1: none
   std::string ready_line() const;  // the one JSON line printed on stdout
@@ -44,6 +53,7 @@ class Server {
   Engine& engine_;
   ServerOptions opts_;
   int fe_port_ = 0;
+  std::vector<int> fe_ports_;
   std::vector<int> be_ports_;
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<QueryPort> query_;

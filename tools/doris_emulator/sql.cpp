@@ -225,6 +225,11 @@ std::string Engine::query(const std::string& db, const std::string& stmt, bool s
 }
 
 void Engine::exec_sql_inner(const std::string& cur_db, const std::string& stmt, std::string* result, bool replaying) {
+  if (!replaying) {
+    *result = boost::json::serialize(exec_status());
+    if (exec_account_sql(stmt, result)) return;
+    check_ddl_priv(cur_db, stmt);
+  }
   Parser ps{tokenize(stmt)};
   auto log_ddl = [&]() {
     if (replaying) return;

@@ -82,6 +82,7 @@ struct TransportFailure : std::runtime_error {
       : std::runtime_error(std::string(phase) + " " + e.host_port() + ": " + c.message()), ep(std::move(e)), ec(c) {}
   Endpoint ep;
   error_code ec;
+  std::string detail;  // TLS: the certificate check that failed and the CA file used
   bool timeout() const { return ec == beast::error::timeout; }
 };
 
