@@ -198,7 +198,12 @@ bool Pipeline::Impl::replay_still_owned() {
   const auto& group = std::get<kafka::GroupOffsetMap>(got);
   bool committed_elsewhere = false;
   std::vector<TopicPartition> moved;
-  for (const auto& tp : tps) {
+  // The commit point wrote only the partitions with records in the epoch
+  // (group.cpp, commit_point_offsets), unless it had none at all.
+  const bool all_idle = std::none_of(r.record.partitions.begin(), r.record.partitions.end(),
+                                     [](const state::PartitionRange& p) { return p.end_offset > p.start_offset; });
+  for (const auto& p : r.record.partitions) {
+    const TopicPartition tp{p.topic, p.partition};
     auto g = group.find(tp);
     if (g == group.end()) continue;  // expired offsets: nobody resolved anything there
     const auto m = state::decode_group_meta(g->second.metadata);
@@ -206,6 +211,9 @@ bool Pipeline::Impl::replay_still_owned() {
       if (m.kind == state::GroupMeta::Kind::Committed) committed_elsewhere = true;
       if (m.kind != state::GroupMeta::Kind::Legacy) continue;
     }
+    // An idle partition still names what it named before the epoch: only an
+    // offset past the epoch's shows that another owner loaded it since.
+    if (!all_idle && p.end_offset == p.start_offset && g->second.offset <= p.start_offset) continue;
     moved.push_back(tp);
   }
   if (!committed_elsewhere && moved.empty()) return true;

@@ -16,13 +16,18 @@ pipeline::PipelineConfig instance(const Env& env, const std::string& prefix) {
 }
 
 // Leaves `prefix`'s latest epoch PRECOMMITTED in `store` and pending in the
-// group: its commits fail until the shutdown deadline passes.
-state::EpochRecord leave_pending(Env& env, state::CheckpointStore& store, const std::string& prefix) {
+// group: its commits fail until the shutdown deadline passes. Its records
+// are 80 of the generator's, those of `idle_topic` left out.
+state::EpochRecord leave_pending(Env& env, state::CheckpointStore& store, const std::string& prefix,
+                                 const std::string& idle_topic = "") {
   auto cfg = instance(env, prefix);
   cfg.shutdown_deadline = 100ms;
   Runner run(env, cfg, false, &store);
   env.doris.fail_all_commits(derr(doris::ErrorKind::ServerError, Disposition::Retry, "FE unavailable"));
-  env.produce(80);
+  for (int i = 0; i < 80; ++i) {
+    auto r = env.gen.next();
+    if (r.topic != idle_topic) env.source.produce(r.topic, r.partition, r.key, r.value);
+  }
   REQUIRE(run.wait_for([&] {
     auto l = store.latest();
     return l && l->state == state::EpochState::Precommitted;
@@ -319,6 +324,33 @@ TEST_CASE("group: a replay reads its whole range even when the group gave one of
   CHECK(run.metrics.epochs_replayed == 1);
   CHECK(env.source.range_reads() > 0);
   check_doris_matches(env, upto);
+  check_txns_clean(env);
+}
+
+// The commit point writes only the partitions with records in the epoch, so
+// an idle one still names an earlier epoch: the replay's ownership check
+// took that for "the group moved past it" and, the epoch being partly
+// committed, stopped the daemon (found by the crash campaign's expiries).
+TEST_CASE("group: a replay of a partly committed epoch is not stopped by its partitions without records",
+          "[pipeline][unit][group]") {
+  Env env;
+  env.produce(60);
+  {
+    Runner run(env, instance(env, "t"));
+    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+    CHECK_FALSE(run.stop().error);
+  }
+  const auto rec = leave_pending(env, env.store, "t", "s.shop.orders_2");
+  REQUIRE(std::any_of(rec.partitions.begin(), rec.partitions.end(),
+                      [](const auto& p) { return p.topic == "s.shop.orders_2" && p.end_offset == p.start_offset; }));
+  // The restart rolls it forward: one table's txn is gone, the others commit.
+  env.doris.lose_next_commit("orders_1");
+  Runner run(env, instance(env, "t"));
+  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(run.stop().error);
+  CHECK(run.metrics.epochs_replayed == 1);
+  CHECK(env.store.get(rec.epoch)->state == state::EpochState::Committed);
+  check_doris_matches(env, env.end_offsets());
   check_txns_clean(env);
 }
 
