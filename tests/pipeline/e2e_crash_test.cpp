@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <random>
+#include <string_view>
 #include <thread>
 
 #include "tests/pipeline/e2e_harness.hpp"
@@ -157,7 +158,19 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
   E2eOptions o;
   o.topic_prefix = "crash";
   o.seed = seed;
+  // Two topics compacted while they are read (issue 31): a restart reads
+  // behind the cleaner, a replay reads a range it has compacted.
+  o.compacted_tables = {"orders_4", "orders_5"};
   E2eHarness h(o);
+  // Between kills, at random (issue 31): retention deletes what the group
+  // committed, and every pre-commit expires while the daemon is down. The
+  // latter not against small limits: there Doris forgets the aborted txns
+  // by count within seconds, and an aborted label it forgot reads like a
+  // committed one it forgot - which within the pre-commit timeout (the
+  // daemon's clock) only the commit can be, since a real expiry takes that
+  // long (group.cpp, forget_window). The emulator's fault skips that time.
+  const char* limits = std::getenv("CDC2DORIS_E2E_DORIS_LIMITS");
+  const bool expiries = limits == nullptr || std::string_view(limits) != "small";
   const long rounds = kills + static_cast<long>(kCrashPoints.size());
   const size_t chunk = static_cast<size_t>(total / rounds + 1);
 
@@ -171,14 +184,24 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
     if (*st != 128 + SIGKILL) FAIL("daemon exited with " << *st << " before crash point " << point << ":\n" << h.log_tail());
     ++crash_point_hits;
   }
-  std::uniform_int_distribution<int> delay_ms(150, 2500);
+  std::uniform_int_distribution<int> delay_ms(150, 2500), one_in_three(0, 2);
+  size_t retentions = 0, expired = 0;
+  int64_t deleted_records = 0;
   for (long k = 0; k < kills; ++k) {
     h.produce(chunk);
     h.start_daemon();
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
     if (!h.daemon()->running())
       FAIL("daemon died on its own (status " << h.wait_daemon(1s).value_or(-1) << "); log tail:\n" << h.log_tail());
+    if (one_in_three(rng) == 0) {
+      deleted_records += h.delete_committed_records();
+      ++retentions;
+    }
     h.kill_daemon();
+    if (expiries && one_in_three(rng) == 0) {
+      h.emulator().fault(R"({"type":"expire_precommitted"})");
+      ++expired;
+    }
   }
 
   h.start_daemon();
@@ -190,7 +213,8 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
   const size_t lingering = h.count_log("aborted lingering txn") + h.count_log("has already been used");
   std::cout << "crash campaign: seed " << seed << ", " << h.produced() << " records, " << kills
             << " random SIGKILLs, " << crash_point_hits << " crash points, " << replays << " replays, " << lingering
-            << " lingering txns aborted\n";
+            << " lingering txns aborted, " << expired << " expiries, " << retentions << " retention runs ("
+            << deleted_records << " records deleted), " << h.compacted_away() << " records compacted away\n";
 }
 
 TEST_CASE("e2e: schema changes — SIGKILL at the DDL crash points while a table grows columns", "[e2e][crash][ddl]") {

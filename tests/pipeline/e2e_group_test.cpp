@@ -1,7 +1,9 @@
 // Several daemons in one consumer group (docs/architecture.md, "Multi-instance
 // protocol"), against the real Kafka broker and the Doris emulator: nothing
 // lost, nothing twice, while partitions move between members, members are
-// killed, paused past the session timeout (zombies) and come back.
+// killed, paused past the session timeout (zombies) and come back, duplicates
+// of a member are started, retention deletes what was committed and a topic
+// is compacted under the readers.
 //
 // Sizes come from the environment so a soak can scale them:
 //   CDC2DORIS_GROUP_RECORDS (default 60000), CDC2DORIS_GROUP_ROUNDS (default 8),
@@ -93,6 +95,7 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
   E2eOptions o;
   o.topic_prefix = "gcrash";
   o.seed = seed;
+  o.compacted_tables = {"orders_4"};  // read behind the cleaner by every new owner (issue 31)
   E2eHarness h(o);
   std::vector<Member> members(3);
   for (size_t i = 0; i < members.size(); ++i) members[i].name = "m" + std::to_string(i);
@@ -117,8 +120,8 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
   // so the reference order stays the source order).
   for (const char* t : {"orders_5", "orders_6"}) h.broker().add_partitions("gcrash." + h.db() + "." + t, 6);
 
-  size_t kills = 0, zombies = 0, restarts = 0;
-  std::uniform_int_distribution<int> pick(0, 2), action(0, 2), delay_ms(200, 2500);
+  size_t kills = 0, zombies = 0, restarts = 0, duplicates = 0, retentions = 0;
+  std::uniform_int_distribution<int> pick(0, 2), action(0, 4), delay_ms(200, 2500);
   for (long r = 0; r < rounds; ++r) {
     h.produce(chunk);
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
@@ -142,6 +145,24 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
         ++restarts;
         m.proc = h.start_member(m.name);
         break;
+      case 3: {  // a duplicate start: the same configuration, or a copy with the same instance_id (issue 31)
+        std::string dup_name = m.name;
+        if (pick(rng) != 0) {
+          dup_name = "dup-" + m.name;
+          h.set_member_instance_id(dup_name, h.instance_id(m.name));
+        }
+        auto dup = h.start_member(dup_name);
+        const auto st = dup->wait(60s);
+        if (st != std::optional<int>(3))
+          FAIL("a duplicate of " << m.name << " was not refused (status " << st.value_or(-1) << "); log tail:\n"
+                                 << h.member_log_tail(dup_name));
+        ++duplicates;
+        break;
+      }
+      case 4:  // retention deletes what the group committed
+        h.delete_committed_records();
+        ++retentions;
+        break;
     }
   }
   // 3 -> 2: m2 leaves for good.
@@ -155,7 +176,9 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
     if (m.proc) CHECK(m.proc->stop(60s) == 0);
   h.verify();
   std::cout << "group crash campaign: seed " << seed << ", " << h.produced() << " records, " << kills
-            << " SIGKILLs, " << zombies << " zombies, " << restarts << " clean restarts, "
+            << " SIGKILLs, " << zombies << " zombies, " << restarts << " clean restarts, " << duplicates
+            << " duplicate starts refused, " << retentions << " retention runs, " << h.compacted_away()
+            << " records compacted away, "
             << h.count_log("fenced by the consumer group") << " fenced epochs, "
             << h.count_log("was pending in the consumer group") << " pending epochs resolved\n";
 }

@@ -81,7 +81,9 @@ E2eHarness::E2eHarness(E2eOptions opts)
   emu_ = std::make_unique<Emulator>(eo);
   emu_->sql("", "CREATE DATABASE " + db_);
   emu_->sql("", "CREATE DATABASE ref_" + db_);
-  for (const auto& full : gen_.tables()) {
+  const auto tables = gen_.tables();
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const std::string& full = tables[i];
     const std::string table = full.substr(full.find('.') + 1);
     const bool dup = table == opts_.duplicate_table;
     const bool seq = sequence_table(opts_, table);
@@ -92,7 +94,18 @@ E2eHarness::E2eHarness(E2eOptions opts)
     emu_->sql(db_, raw_ddl(db_, table, dup, seq, props));
     // The reference applies rows one after the other in source order: no sequence needed.
     emu_->sql("ref_" + db_, raw_ddl("ref_" + db_, table, dup, seq));
-    broker_.create_topic(opts_.topic_prefix + "." + db_ + "." + table, opts_.partitions);
+    std::map<std::string, std::string> topic_configs;
+    if (opts_.compacted_tables.count(table)) {
+      if (dup || i < static_cast<size_t>(opts_.toast_tables))
+        throw std::invalid_argument("E2eOptions::compacted_tables: " + table +
+                                    " is a DUPLICATE KEY or partial-row table; compaction changes what it holds");
+      topic_configs = {{"cleanup.policy", "compact,delete"},  // delete: retention (and DeleteRecords) applies too
+                       {"segment.ms", "200"},
+                       {"min.cleanable.dirty.ratio", "0.01"},
+                       {"min.compaction.lag.ms", "0"},
+                       {"delete.retention.ms", "86400000"}};
+    }
+    broker_.create_topic(opts_.topic_prefix + "." + db_ + "." + table, opts_.partitions, topic_configs);
   }
   write_config();
 }
@@ -216,6 +229,34 @@ int E2eHarness::stop_daemon() {
   int st = daemon_->stop(std::chrono::seconds(60));
   daemon_.reset();
   return st;
+}
+
+int64_t E2eHarness::delete_committed_records() {
+  int64_t deleted = 0;
+  for (const auto& full : gen_.tables()) {
+    const std::string topic = opts_.topic_prefix + "." + full;
+    for (const auto& [p, committed] : broker_.committed_offsets(opts_.topic_prefix, topic)) {
+      const int64_t low = watermarks(broker_.bootstrap(), topic, p).first;
+      if (committed <= low) continue;
+      delete_records(broker_.bootstrap(), topic, p, committed);
+      deleted += committed - low;
+    }
+  }
+  return deleted;
+}
+
+int64_t E2eHarness::compacted_away() const {
+  int64_t away = 0;
+  for (const auto& table : opts_.compacted_tables) {
+    const std::string topic = opts_.topic_prefix + "." + db_ + "." + table;
+    int64_t span = 0;
+    for (int32_t p = 0; p < opts_.partitions; ++p) {
+      const auto [low, high] = watermarks(broker_.bootstrap(), topic, p);
+      span += high - low;
+    }
+    away += span - static_cast<int64_t>(consume_all(broker_.bootstrap(), topic, static_cast<size_t>(span), std::chrono::seconds(3)).size());
+  }
+  return away;
 }
 
 std::map<std::string, std::map<int32_t, int64_t>> E2eHarness::end_offsets() const {

@@ -46,6 +46,12 @@ struct E2eOptions {
   // max_running_txns 20, txn_clean_interval_s 1.
   EmulatorOptions emulator;
   uint64_t seed = 7;
+  // Tables whose topics are compacted while the daemon reads them (issue
+  // 31): cleanup.policy=compact,delete, segments rolled every 200 ms, cleaned as
+  // soon as 1% is dirty. Only UNIQUE KEY tables of whole rows: compaction
+  // keeps a key's last record, the same final state; a DUPLICATE KEY table
+  // loses history and a partial row loses the columns it left out.
+  std::set<std::string> compacted_tables;
 };
 
 class E2eHarness {
@@ -85,6 +91,11 @@ class E2eHarness {
   std::string log_tail(size_t bytes = 6000) const;
   Emulator& emulator() { return *emu_; }
   KafkaBroker& broker() { return broker_; }
+  // Retention: deletes every partition's records below the consumer group's
+  // committed offset (what was loaded and committed). Returns how many.
+  int64_t delete_committed_records();
+  // Records the log cleaner removed from the compacted tables' topics so far.
+  int64_t compacted_away() const;
   const std::string& db() const { return db_; }
   size_t produced() const { return records_.size(); }
   std::string config_path() const { return (dir_ / "config.yaml").string(); }
