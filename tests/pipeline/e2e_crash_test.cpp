@@ -153,6 +153,7 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
   const long total = env_long("CDC2DORIS_E2E_RECORDS", 200000);
   const long kills = env_long("CDC2DORIS_E2E_KILLS", 20);
   const uint64_t seed = static_cast<uint64_t>(env_long("CDC2DORIS_E2E_SEED", std::random_device{}()));
+  std::cout << "crash campaign: seed " << seed << " (CDC2DORIS_E2E_SEED replays it)\n";
   std::mt19937_64 rng(seed);
 
   E2eOptions o;
