@@ -107,6 +107,34 @@ bool step_done(const state::DdlStep& step, const TableShape& shape) {
   return false;
 }
 
+void note_renames(std::map<std::string, std::string>& renamed, const state::DdlRecord& rec) {
+  if (rec.state != state::DdlState::Done) return;
+  for (const auto& step : rec.steps) {
+    if (step.kind != static_cast<uint8_t>(schema::OpKind::RenameColumn)) continue;
+    for (auto& [old_name, now] : renamed)
+      if (now == step.column) now = step.arg;
+    renamed.erase(step.arg);  // renamed back: the name is the table's own again
+    renamed[step.column] = step.arg;
+  }
+  std::erase_if(renamed, [](const auto& kv) { return kv.first == kv.second; });
+}
+
+ColumnRenames old_shape_renames(const TableDdl& td, const std::vector<schema::Column>& source) {
+  ColumnRenames out;
+  if (td.renamed.empty()) return out;
+  auto in_source = [&](const std::string& n) {
+    return std::any_of(source.begin(), source.end(), [&](const schema::Column& c) { return c.name == n; });
+  };
+  for (const auto& c : source) {
+    auto it = td.renamed.find(c.name);
+    if (it == td.renamed.end() || td.shape.find(c.name) != nullptr || td.shape.find(it->second) == nullptr ||
+        in_source(it->second))
+      continue;
+    out.emplace_back(c.name, it->second);
+  }
+  return out;
+}
+
 TableDdl& Pipeline::Impl::table_ddl(const Target& t) {
   TableDdl& td = ddl_.tables[t];
   if (!td.loaded) {
@@ -176,19 +204,33 @@ std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, Tab
 Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const kafka::Message& msg) {
   const decode::SchemaNode* row_schema = change_.row_schema;
   const uint64_t misses = decoder_.stats().schema_cache_misses;
+  row_renames_ = nullptr;
   if (misses != ddl_.cache_misses) {
     // A schema was compiled since: a node address may have been reused.
-    for (auto& [_, td] : ddl_.tables) td.checked.clear();
+    for (auto& [_, td] : ddl_.tables) {
+      td.checked.clear();
+      td.remap.clear();
+    }
     ddl_.cache_misses = misses;
     ddl_.last_schema = nullptr;
   }
-  if (row_schema != nullptr && row_schema == ddl_.last_schema && t == ddl_.last_target) return Prepared::Proceed;
+  if (row_schema != nullptr && row_schema == ddl_.last_schema && t == ddl_.last_target) {
+    row_renames_ = ddl_.last_renames;
+    return Prepared::Proceed;
+  }
 
   TableDdl& td = table_ddl(t);
-  if (row_schema == nullptr && !change_.unknown_columns && !td.settings.auto_create) return Prepared::Proceed;
-  if (row_schema != nullptr && td.checked.count(row_schema)) {
+  auto taken = [&] {
+    td.checked.insert(row_schema);
+    auto r = td.remap.find(row_schema);
+    row_renames_ = r == td.remap.end() ? nullptr : &r->second;
     ddl_.last_schema = row_schema;
     ddl_.last_target = t;
+    ddl_.last_renames = row_renames_;
+  };
+  if (row_schema == nullptr && !change_.unknown_columns && !td.settings.auto_create) return Prepared::Proceed;
+  if (row_schema != nullptr && td.checked.count(row_schema)) {
+    taken();
     return Prepared::Proceed;
   }
   if (row_schema == nullptr && !change_.unknown_columns && td.shape.exists) return Prepared::Proceed;
@@ -270,8 +312,17 @@ Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const ka
   for (const auto* n : {&ex.op, &ex.source_ts, &ex.sequence})
     if (!n->empty()) ignore.insert(*n);
   const std::string& meta_prefix = decoder_.options().flattened.metadata_prefix;
-  const auto source = schema::columns_from_schema(
+  auto source = schema::columns_from_schema(
       *row_schema, change_.key_columns, decoder_.options().envelope == decode::Envelope::Flattened ? meta_prefix : "");
+  // A record of the shape before an applied rename (a partition lagging
+  // behind the one whose record asked for it, a replay): its column goes by
+  // the new name, rather than be ignored by Doris (the new column NULL) or
+  // look like a rename back.
+  const ColumnRenames renames = old_shape_renames(td, source);
+  for (auto& c : source)
+    for (const auto& [from, to] : renames)
+      if (c.name == from) c.name = to;
+  if (!renames.empty()) td.remap[row_schema] = renames;
   const schema::Diff diff = schema::diff(td.shape.columns, source, td.settings.schema_evolution, ignore);
   for (const auto& c : diff.missing)
     report_once(t, td, c,
@@ -284,15 +335,18 @@ Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const ka
                     "' does not apply (only widenings Doris allows, under full): values Doris cannot convert fail "
                     "the load");
   if (diff.ops.empty()) {
-    td.checked.insert(row_schema);
-    ddl_.last_schema = row_schema;
-    ddl_.last_target = t;
+    taken();
     return Prepared::Proceed;
   }
   std::vector<state::DdlStep> steps;
   for (const auto& op : diff.ops) steps.push_back(to_step(t.db, t.table, op));
   const Prepared p = run_ddl(t, td, std::move(steps), &msg);
-  if (p == Prepared::Proceed) td.checked.insert(row_schema);
+  if (p == Prepared::Proceed) {
+    // run_ddl renamed nothing of this record's shape (it named the table's
+    // columns already), but a rename it applied changes the mapping.
+    if (!renames.empty()) td.remap[row_schema] = renames;
+    taken();
+  }
   return p;
 }
 
@@ -365,6 +419,40 @@ Pipeline::Impl::Prepared Pipeline::Impl::schemaless_keys(const Target& t, TableD
                              schema::Column{c, td.settings.new_column_type, true, std::nullopt, false, false},
                              {}}));
   return run_ddl(t, td, std::move(steps), &msg);
+}
+
+const ColumnRenames* Pipeline::Impl::replay_renames(const Target& t) {
+  if (change_.row_schema == nullptr) return nullptr;
+  auto it = ddl_.tables.find(t);
+  if (it == ddl_.tables.end() || it->second.renamed.empty()) return nullptr;
+  TableDdl& td = it->second;
+  if (auto r = td.remap.find(change_.row_schema); r != td.remap.end()) return &r->second;
+  if (td.checked.count(change_.row_schema)) return nullptr;
+  const std::string prefix =
+      decoder_.options().envelope == decode::Envelope::Flattened ? decoder_.options().flattened.metadata_prefix : "";
+  auto renames = old_shape_renames(td, schema::columns_from_schema(*change_.row_schema, {}, prefix));
+  if (renames.empty()) return nullptr;
+  return &(td.remap[change_.row_schema] = std::move(renames));
+}
+
+void Pipeline::Impl::rename_row_columns(const ColumnRenames& renames) {
+  for (auto& row : change_.rows) {
+    for (auto& c : row.partial_columns)
+      for (const auto& [from, to] : renames)
+        if (c == from) c = to;
+    boost::system::error_code ec;
+    auto v = boost::json::parse(row.json, ec);
+    if (ec || !v.is_object()) continue;  // the decoder writes objects
+    auto& o = v.as_object();
+    bool moved = false;
+    for (const auto& [from, to] : renames)
+      if (auto* val = o.if_contains(from)) {
+        o[to] = std::move(*val);
+        o.erase(from);
+        moved = true;
+      }
+    if (moved) row.json = boost::json::serialize(v);
+  }
 }
 
 void Pipeline::Impl::report_once(const Target& t, TableDdl& td, const std::string& column, const std::string& what) {
@@ -535,6 +623,20 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
   deps_.metrics.set_schema_version(t.name(), td.version);
   note_truncate(t, td, rec);
   if (only_truncate) return Prepared::Proceed;
+  if (std::any_of(rec.steps.begin(), rec.steps.end(), [](const state::DdlStep& s) {
+        return s.kind == static_cast<uint8_t>(schema::OpKind::RenameColumn);
+      })) {
+    // The row schemas the table took before keep being taken (a drop or add
+    // for them would undo this change), their renamed columns now mapped.
+    note_renames(td.renamed, rec);
+    td.remap.clear();
+    const std::string prefix = decoder_.options().envelope == decode::Envelope::Flattened
+                                   ? decoder_.options().flattened.metadata_prefix
+                                   : "";
+    for (const auto* s : td.checked)
+      if (auto r = old_shape_renames(td, schema::columns_from_schema(*s, {}, prefix)); !r.empty()) td.remap[s] = r;
+    ddl_.last_schema = nullptr;
+  }
   // The new shape: schemaless typing and the load mode read the table again.
   if (forget_column_types_) forget_column_types_(t);
   ++column_types_version_;
@@ -655,6 +757,7 @@ void Pipeline::Impl::load_ddl_state() {
         rec.state == state::DdlState::Done || only_truncate ? rec.version : rec.version - 1;
     td.version = applied;
     deps_.metrics.set_schema_version(t.name(), applied);
+    note_renames(td.renamed, rec);
     // A pending record's truncate is not applied yet: resume_ddl() runs it
     // (and notes it) before anything is consumed.
     if (rec.state != state::DdlState::Pending) note_truncate(t, td, rec);

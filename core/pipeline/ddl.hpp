@@ -44,12 +44,20 @@ inline bool is_truncate(const state::DdlRecord& rec) {
 // skipping these instead of running them again).
 bool step_done(const state::DdlStep& step, const TableShape& shape);
 
+// Columns of an old-shape row renamed to the table's (old -> new).
+using ColumnRenames = std::vector<std::pair<std::string, std::string>>;
+
 struct TableDdl {
   bool loaded = false;       // settings and shape read
   bool create_refused = false;  // auto_create refused under skip/dead_letter: the table's records are skipped
   TableSettings settings;
   TableShape shape;
   std::set<const decode::SchemaNode*> checked;  // row schemas the table already takes
+  // Source columns an applied change renamed: old name -> the table's column
+  // (chained over several renames). A record of the old shape arriving after
+  // the change (a lagging partition) loads its value under the new name.
+  std::map<std::string, std::string> renamed;
+  std::map<const decode::SchemaNode*, ColumnRenames> remap;  // checked schemas of an old shape
   std::set<std::string> reported;               // columns logged once (policy off, type changes not applied)
   uint64_t version = 0;                         // schema changes applied by this pipeline
   // The newest truncate applied (from the DDL record; docs/schema-evolution.md, "TRUNCATE").
@@ -63,6 +71,15 @@ struct DdlTracking {
   // The last record's schema and target that needed nothing (the per-record fast path).
   const decode::SchemaNode* last_schema = nullptr;
   Target last_target;
+  const ColumnRenames* last_renames = nullptr;  // last_schema's, if of an old shape
 };
+
+// The columns of `source` (a row schema's columns) that an applied rename
+// gave another name in the table: the old name is not a table column, the
+// new one is, and the source does not carry the new one itself.
+ColumnRenames old_shape_renames(const TableDdl& td, const std::vector<schema::Column>& source);
+
+// Records what a DONE record renamed into `renamed`.
+void note_renames(std::map<std::string, std::string>& renamed, const state::DdlRecord& rec);
 
 }  // namespace cdc2doris::pipeline

@@ -274,6 +274,11 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // bad record the policy skipped; Stop: it is not processed now (rewound,
   // or stopping).
   Prepared prepare_table(const Target& t, const kafka::Message& msg);
+  // After prepare_table: the record's columns an applied rename moved, or null.
+  const ColumnRenames* row_renames_ = nullptr;
+  void rename_row_columns(const ColumnRenames& renames);
+  // A replayed record's renames (replays run no DDL, so prepare_table is not asked).
+  const ColumnRenames* replay_renames(const Target& t);
   TableDdl& table_ddl(const Target& t);
   std::optional<doris::DorisError> read_shape(const Target& t, TableDdl& td);
   Prepared run_ddl(const Target& t, TableDdl& td, std::vector<state::DdlStep> steps, const kafka::Message* msg,

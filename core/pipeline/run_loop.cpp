@@ -295,6 +295,7 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
       return;
     }
   }
+  if (row_renames_ != nullptr) rename_row_columns(*row_renames_);
   const int64_t source_ms = change_.position.ts_ms.value_or(0);
   const std::optional<int64_t> seq = change_.position.sequence();
   for (const auto& row : change_.rows) {
