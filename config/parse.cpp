@@ -57,7 +57,7 @@ void check_keys(const Reader& r, const YAML::Node& n, const std::string& path, c
       if (spec->nested && spec->type == "list<map>" && kv.second.IsSequence())
         for (size_t i = 0; i < kv.second.size(); ++i)
           check_keys(r, kv.second[i], child + "[" + std::to_string(i) + "]", gchild + ".*");
-      if (spec->nested && spec->type != "list<map>" && kv.second.IsMap()) check_keys(r, kv.second, child, gchild);
+      if (spec->nested && spec->type != "list<map>") check_keys(r, kv.second, child, gchild);
       if (spec->type == "list<map>" && !kv.second.IsSequence()) r.expected(kv.second, child, "a list");
       continue;
     }

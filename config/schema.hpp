@@ -47,9 +47,6 @@ struct Key : KeyInfo {
   // read after parsing, in one step (resolve_secret_files).
   std::function<std::string&(T& into)> file_target;
   std::function<const std::string&(const T& from)> file_path;
-
-  // The last component of the path, where the YAML holds it under its parent.
-  std::string leaf() const { return path.substr(path.rfind('.') + 1); }
 };
 
 // The declarations, in the reference's order. Table and rule keys have full
