@@ -1,8 +1,9 @@
 #pragma once
-// The daemon's YAML configuration (issue 7). One schema table (schema.cpp)
-// drives validation (unknown keys are rejected), the defaults and
-// docs/configuration.md, so the three cannot drift apart; a test compares the
-// generated reference with the committed file.
+// The daemon's YAML configuration (issue 7). Each key is declared once
+// (schema.cpp) with the field below it sets; parsing (parse.cpp), unknown-key
+// checks, docs/configuration.md and the dump come from the declarations, and
+// the defaults are these fields' initialisers. tests/config/keys_test.cpp
+// proves every key sets its field and every field has a key.
 //
 // Every error names file:line:column, the key path, the bad value (never for
 // secret keys) and what was expected.
@@ -54,6 +55,10 @@ struct TableOverride {
   std::string new_column_type;
 };
 
+// The host name: a StatefulSet pod name is stable across restarts and
+// unique among the pods, which is what an instance id has to be.
+std::string default_instance_id();
+
 struct Config {
   std::string path;
 
@@ -63,13 +68,14 @@ struct Config {
   // This instance's stable identity in the group (default: the host name, a
   // StatefulSet pod name): group.instance.id and `{instance_id}` in the label
   // prefix.
-  std::string instance_id;
+  std::string instance_id = default_instance_id();
   bool static_membership = true;  // group.instance.id = instance_id
   std::vector<std::string> topics;  // entries starting with '^' are regexes
   std::map<std::string, std::string> kafka_properties;
 
   // doris
-  doris::ClientConfig doris;
+  doris::ClientConfig doris = default_doris();
+  std::string doris_password_file;  // read into doris.password after parsing
   std::map<std::string, std::string> load_headers;  // default headers for every table
 
   // routing
@@ -96,6 +102,7 @@ struct Config {
 
   std::string admin_listen = "127.0.0.1:8080";
   std::string admin_token;  // empty: no authentication on the admin endpoint
+  std::string admin_token_file;  // read into admin_token after parsing
   bool admin_probes_require_token = false;
   std::string admin_tls_cert_file;  // both set: the admin endpoint speaks HTTPS only
   std::string admin_tls_key_file;
@@ -118,6 +125,8 @@ struct Config {
   // prefix adopted, if it changed.
   std::optional<std::string> keep_recorded_label_prefix(const std::vector<std::pair<std::string, uint64_t>>& recorded);
   kafka::SourceConfig source_config() const;
+
+  static doris::ClientConfig default_doris();
 };
 
 // Loads and validates; throws ConfigError. `env` resolves ${VAR} (default: the
@@ -126,7 +135,7 @@ Config load_file(const std::string& path);
 Config load_string(const std::string& text, const std::string& name = "<config>",
                    const std::map<std::string, std::string>* env = nullptr);
 
-// docs/configuration.md as generated from the schema table.
+// docs/configuration.md as generated from the declarations.
 std::string reference_markdown();
 
 // The router the config describes (include/exclude, rules, templates, map).

@@ -1,248 +1,641 @@
 #include "config/schema.hpp"
 
-#include <array>
-#include <string>
+#include <charconv>
+#include <regex>
+#include <type_traits>
+#include <variant>
+
+#include "config/config.hpp"
+#include "config/key_builders.hpp"
+#include "config/key_checks.hpp"
+#include "config/listen.hpp"
+#include "config/parse.hpp"
+#include "config/reader.hpp"
+#include "core/common/redact.hpp"
+#include "core/decode/doris_types.hpp"
+#include "core/doris/url.hpp"
+#include "core/kafka/probe.hpp"
 
 namespace cdc2doris::config {
 
 namespace {
+
+using namespace keys;
+
+using C = K<Config>;
+using Table = K<TableOverride>;
+using Rule = K<RoutingRule>;
+
+// ---------------------------------------------------------------- value checks
+
+void check_regexes(const Reader& r, const YAML::Node& n, const std::string& where, const std::vector<std::string>& list) {
+  for (size_t i = 0; i < list.size(); ++i) try {
+      std::regex test(list[i]);
+    } catch (const std::regex_error& e) {
+      r.fail(element(n, i).Mark(), where + "[" + std::to_string(i) + "]", "invalid regex '" + list[i] + "': " + e.what());
+    }
+}
+
+// librdkafka treats a subscription starting with '^' as a regex and fails
+// the subscribe (at run time, long after `check`) if it does not compile.
+void check_subscription(const Reader& r, const YAML::Node& n, const std::string& where, const std::string& topic) {
+  if (topic.rfind('^', 0) != 0) return;
+  if (auto why = kafka::check_topic_regex(topic)) r.fail(n.Mark(), where, "invalid regex '" + topic + "': " + *why);
+}
+
+// A target template names "db.table" and only the placeholders the router fills.
+void check_template(const Reader& r, const YAML::Node& n, const std::string& where, const std::string& t) {
+  static const std::regex placeholder(R"(\{([^}]*)\})");
+  for (auto it = std::sregex_iterator(t.begin(), t.end(), placeholder); it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1];
+    if (name != "db" && name != "schema" && name != "table")
+      r.expected(n, where, "a template with {db}, {schema} and {table} only (not {" + name + "})");
+  }
+  // "$1" may itself hold "db.table"; anything else needs the dot.
+  const bool group = std::regex_search(t, std::regex(R"(\$[1-9])"));
+  const auto dot = t.find('.');
+  if (!group && (dot == std::string::npos || dot == 0 || dot + 1 == t.size()))
+    r.expected(n, where, "a target 'db.table' template such as '{db}.{table}'");
+}
+
+bool label_char(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == ':'; }
+
+const std::vector<std::pair<std::string, schema::Policy>> kPolicies = {
+    {"off", schema::Policy::Off}, {"add", schema::Policy::Add}, {"full", schema::Policy::Full}};
+const std::vector<std::pair<std::string, pipeline::TruncatePolicy>> kTruncate = {
+    {"apply", pipeline::TruncatePolicy::Apply},
+    {"ignore", pipeline::TruncatePolicy::Ignore},
+    {"fail", pipeline::TruncatePolicy::Fail}};
+std::vector<std::pair<std::string, std::string>> same(std::initializer_list<const char*> names) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const char* n : names) out.emplace_back(n, n);
+  return out;
+}
+
+// ---------------------------------------------------------------- routing.rules.*
+std::vector<Key<RoutingRule>> declare_rules() {
+  return {
+      shown_as("(required)",
+               Rule::custom("routing.rules.*.match", "string", "Regex over the source `db.table`.",
+                            [](const Reader& r, const YAML::Node& n, const std::string& where, RoutingRule& rule) {
+                              rule.match = r.str(n, where);
+                              try {
+                                rule.re = std::regex(rule.match);
+                              } catch (const std::regex_error& e) {
+                                r.fail(n.Mark(), where, "invalid regex '" + rule.match + "': " + e.what());
+                              }
+                            },
+                            [](const RoutingRule& rule) { return YAML::Node(rule.match); })),
+      shown_as("(required)", Rule::string("routing.rules.*.target", FIELD(target),
+                                          "Target `db.table` template; `$1`..`$9` are the regex groups, `{db}` etc. as above.",
+                                          check_template)),
+  };
+}
+
+// ---------------------------------------------------------------- routing.tables.*
+std::vector<Key<TableOverride>> declare_tables() {
+  return {
+      shown_as("(from Doris)", Table::choice("routing.tables.*.key_model", FIELD(unique_key),
+                                             std::vector<std::pair<std::string, bool>>{{"unique", true}, {"duplicate", false}},
+                                             "Override the key model (otherwise read from Doris' `_schema`).")),
+      Table::string("routing.tables.*.sequence_col", FIELD(sequence_col),
+                    "Doris sequence column (`function_column.sequence_col`)."),
+      Table::boolean("routing.tables.*.sequence_from_source_position", FIELD(sequence_from_source_position),
+                     "Fill the sequence column from the source position (binlog file/pos, LSN)."),
+      Table::string_map("routing.tables.*.headers", FIELD(headers),
+                        "Extra Stream Load headers for this table (`strict_mode: \"false\"` turns the default strict "
+                        "mode off).",
+                        true),
+      shown_as("(from the Kafka key)", Table::strings("routing.tables.*.key_columns", FIELD(key_columns),
+                                                      "Primary-key columns when the Kafka key does not carry them.")),
+      shown_as("(routing.auto_create)", Table::custom("routing.tables.*.auto_create", "boolean",
+                                                      "Create this table when it does not exist.",
+                                                      [](const Reader& r, const YAML::Node& n, const std::string& where,
+                                                         TableOverride& t) { t.auto_create = r.boolean(n, where); },
+                                                      [](const TableOverride& t) {
+                                                        return t.auto_create ? YAML::Node(*t.auto_create)
+                                                                             : YAML::Node(YAML::NodeType::Null);
+                                                      })),
+      shown_as("(routing.schema_evolution)", Table::choice("routing.tables.*.schema_evolution", FIELD(schema_evolution),
+                                                           kPolicies, "Schema-evolution policy of this table.")),
+      shown_as("(routing.truncate)", Table::choice("routing.tables.*.truncate", FIELD(truncate), kTruncate,
+                                                   "What a source TRUNCATE does to this table.")),
+      Table::string_map("routing.tables.*.properties", FIELD(properties),
+                        "PROPERTIES when this table is auto-created, over `routing.create_properties`."),
+      shown_as("0 (AUTO)", Table::integer("routing.tables.*.buckets", FIELD(buckets), between(0, 100000),
+                                          "Buckets when this table is auto-created; 0: `BUCKETS AUTO`.")),
+      Table::boolean("routing.tables.*.flexible_partial_updates", FIELD(flexible_partial_updates),
+                     "Create the table with `enable_unique_key_skip_bitmap_column` (flexible partial updates, Doris "
+                     "3.1+)."),
+      Table::custom(
+          "routing.tables.*.columns", "list<string>",
+          "Schemaless records: the columns to auto-create the table with, `name TYPE` each (keys from `key_columns` "
+          "or the Kafka key).",
+          [](const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t) {
+            const auto defs = r.strings(n, where);
+            for (size_t i = 0; i < defs.size(); ++i) {
+              const std::string& d = defs[i];
+              const auto sp = d.find(' ');
+              if (sp == std::string::npos || sp == 0 || d.find_first_not_of(' ', sp) == std::string::npos)
+                r.fail(element(n, i).Mark(), where + "[" + std::to_string(i) + "]",
+                       "expected 'name TYPE' (e.g. 'id BIGINT'), got '" + d + "'");
+              t.columns.push_back(
+                  {d.substr(0, sp), d.substr(d.find_first_not_of(' ', sp)), true, std::nullopt, false, false});
+            }
+          },
+          [](const TableOverride& t) {
+            YAML::Node out(YAML::NodeType::Sequence);
+            for (const auto& c : t.columns) out.push_back(c.name + " " + c.type);
+            return out;
+          }),
+      shown_as("\"\" (refuse)",
+               Table::string("routing.tables.*.new_column_type", FIELD(new_column_type),
+                             "Schemaless records: the Doris type a JSON key the table lacks is added as (policy "
+                             "add/full); empty: such a record is a bad record.")),
+      Table::custom(
+          "routing.tables.*.decimal_scales", "map<string,integer>",
+          "Schemaless records: columns whose values are Debezium Decimal bytes (base64) of this scale, converted to "
+          "the exact decimal text, e.g. a DECIMAL(65,30) beyond Doris' 38 digits into a STRING column. A value that is "
+          "not such bytes is a bad record.",
+          [](const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t) {
+            if (!n.IsMap()) r.fail(n.Mark(), where, "expected a map of column: scale");
+            for (const auto& kv : n) {
+              const std::string col = kv.first.template as<std::string>();
+              const int64_t scale = r.integer(kv.second, where + "." + col);
+              if (scale < 0 || scale > 1000) r.fail(kv.second.Mark(), where + "." + col, "expected a scale from 0 to 1000");
+              t.decimal_scales[col] = static_cast<int>(scale);
+            }
+          },
+          [](const TableOverride& t) {
+            YAML::Node out(YAML::NodeType::Map);
+            for (const auto& [col, scale] : t.decimal_scales) out[col] = std::to_string(scale);
+            return out;
+          }),
+      shown_as("{} (by the column's scale)",
+               Table::custom(
+                   "routing.tables.*.epoch_units", "map<string,enum(s|ms|us|ns)>",
+                   "Schemaless records: the unit of epoch integers per DATETIME column. Default: the Doris column's "
+                   "scale, as Debezium's adaptive precision mode writes it (DATETIME(0-3) ms, (4-6) us); set it for "
+                   "time.precision.mode=connect (ms) or nanoseconds (ns).",
+                   [](const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t) {
+                     for (const auto& [col, unit] : r.string_map(n, where)) {
+                       auto u = decode::parse_epoch_unit(unit);
+                       if (!u) r.fail(n[col].Mark(), where + "." + col, "expected one of s, ms, us, ns, got '" + unit + "'");
+                       t.epoch_units[col] = *u;
+                     }
+                   },
+                   [](const TableOverride& t) {
+                     static const char* const names[] = {"s", "ms", "us", "ns"};
+                     YAML::Node out(YAML::NodeType::Map);
+                     for (const auto& [col, unit] : t.epoch_units) out[col] = names[static_cast<int>(unit)];
+                     return out;
+                   })),
+  };
+}
+
+// ---------------------------------------------------------------- the configuration
 // Keep grouped by section; docs/configuration.md lists them in this order.
-constexpr std::array kKeys = std::to_array<KeySpec>({
-    // ---------------------------------------------------------------- kafka
-    {"kafka.bootstrap_servers", "string", "(required)", "Kafka bootstrap servers, `host:port[,host:port...]`."},
-    {"kafka.group_id", "string", "cdc2doris",
-     "Consumer group. Offsets are committed to it after every epoch so standard lag tools work."},
-    {"kafka.instance_id", "string", "(the host name)",
-     "This instance's stable identity in the consumer group: `group.instance.id` (static membership) and "
-     "`{instance_id}` in `delivery.label_prefix`. Unique per live instance of a group: a second live instance "
-     "with the same id fences the first, which stops with an error. A StatefulSet pod name fits."},
-    {"kafka.static_membership", "boolean", "true",
-     "Join with `group.instance.id` = `instance_id`: a restarted instance gets its partitions back without a "
-     "rebalance; a stopped one keeps them until `session.timeout.ms` (see docs/operations.md)."},
-    {"kafka.on_offset_gap", "enum(fail|skip)", "fail",
-     "When the next offset to read was deleted (retention, DeleteRecords) before it was loaded: `fail` stops the "
-     "daemon (exit 1) naming the partition, the offset, the log start and the remedies; `skip` continues at the "
-     "log start (logged, `cdc2doris_offset_gaps_skipped_total`). Global, for every topic. Never skips inside a "
-     "replay. A partition nobody has an offset for still starts per `auto.offset.reset` (default earliest)."},
-    {"kafka.on_group_offsets_lost", "enum(fail|stored|beginning)", "fail",
-     "A partition the consumer group has no offset for while this instance's state has one inside the log: the "
-     "topic was deleted and re-created, or the group's offsets expired, or `group_id` changed (Kafka cannot tell "
-     "which). `fail` stops the daemon (exit 1) naming the partition; `stored` continues at the stored offset "
-     "(expiry, rename); `beginning` reads the partition from its log start (re-created topic). A stored offset "
-     "above the high watermark is always a re-created topic and is read from its start (logged, "
-     "`cdc2doris_topics_recreated_total`). Set it for one restart, then remove it."},
-    {"kafka.topics", "list<string>", "(required unless topic_regex)", "Topics to consume."},
-    {"kafka.topic_regex", "string", "",
-     "A regex subscription (POSIX extended, as librdkafka compiles it), e.g. `^dbserver1\\..*`."},
-    {"kafka.properties", "map<string,string>", "{}",
-     "librdkafka properties passed through verbatim (SASL/SSL, fetch sizes...). Values of keys holding secrets "
-     "(`sasl.password`, `ssl.key.password`, `sasl.jaas.config`, ...) are redacted everywhere. "
-     "`enable.auto.commit` must stay false. Unless given here, cdc2doris sets `queued.max.messages.kbytes` 32768, "
-     "`queued.min.messages` 10000000 and `fetch.max.bytes` 8388608 (full catch-up speed within ~150 MiB RSS, see "
-     "docs/kafka-source.md). librdkafka itself judges names, values and combinations when the "
-     "configuration is loaded; files they name (`ssl.ca.location`, ...) are read by `run` and `check --connect`. "
-     "Tested examples for TLS, SASL/SCRAM and PLAIN over TLS, mutual TLS and Kerberos (GSSAPI), and the errors "
-     "Kafka's refusals give: docs/operations.md \"Security\"."},
-    // ---------------------------------------------------------------- doris
-    {"doris.fe", "list<string>", "(required)",
-     "FE HTTP addresses: `host:port`, `http://host:port` or `https://host:port`. Several give failover. Credentials "
-     "in a URL are never printed."},
-    {"doris.user", "string", "root", "Doris user for Basic auth."},
-    {"doris.password", "string", "\"\"", "Doris password. Prefer `password_file` or `${ENV}`.", true},
-    {"doris.password_file", "string", "", "File whose content (trailing newline stripped) is the password."},
-    {"doris.route", "enum(fe|direct)", "fe",
-     "`fe`: PUT to an FE and follow its redirect to a BE; `direct`: PUT to BEs (`backends`, else discovered)."},
-    {"doris.backends", "list<string>", "[]", "Static BE list `host:port` for `route: direct`."},
-    {"doris.address_rewrite", "map<string,string>", "{}",
-     "BE address as Doris reports it (`host:port` or `host`) -> address reachable from the daemon "
-     "(Kubernetes, Docker)."},
-    {"doris.precommit_timeout", "duration", "1h",
-     "Doris' FE `stream_load_default_precommit_timeout_second` (3600): how long Doris keeps a pre-committed txn "
-     "before aborting it. Within it (less 5 minutes for clock skew) a label Doris no longer knows was committed and "
-     "forgotten (`label_num_threshold`), so its epoch is not re-read. Never set it above Doris' value.",
-     false, at_least(1000)},
-    {"doris.tls.ca_file", "string", "", "PEM CA bundle for https FEs and the https BEs they redirect to (default: system CAs)."},
-    {"doris.tls.verify", "boolean", "true", "Verify the FE certificate."},
-    {"doris.tls.verify_hostname", "boolean", "true", "Check the certificate's name against the host."},
-    {"doris.load_headers", "map<string,string>", "{}",
-     "Stream Load headers for every table (e.g. `max_filter_ratio`). Full-row loads send `strict_mode: true` "
-     "unless this or a table's `headers` sets it (a value Doris cannot convert then fails the load instead of "
-     "becoming NULL)."},
-    {"doris.gzip", "boolean", "false", "Send load bodies gzip-compressed (`compress_type: gz`)."},
-    {"doris.buffer_bytes", "size", "1MiB", "Per-table load buffer; writers block when it is full.", false, at_least(1)},
-    {"doris.io_threads", "integer", "1", "Threads running the HTTP client.", false, between(1, 256)},
-    {"doris.connect_timeout", "duration", "5s", "TCP/TLS connect timeout.", false, at_least(1)},
-    {"doris.request_timeout", "duration", "30s", "Timeout of one 2PC/metadata request.", false, at_least(1)},
-    {"doris.load_timeout", "duration", "300s", "Wait for Doris' answer after a load body ended.", false, at_least(1)},
-    {"doris.max_attempts", "integer", "4", "Attempts for idempotent requests (2PC, probes, metadata).", false,
-     between(1, 100)},
-    // ---------------------------------------------------------------- routing
-    {"routing.include", "list<string>", "[] (all)", "Regexes over the source `db.table`; only matches are loaded."},
-    {"routing.exclude", "list<string>", "[]", "Regexes over the source `db.table` never loaded."},
-    {"routing.target", "string", "{db}.{table}",
-     "Target template `db.table` with `{db}`, `{schema}`, `{table}`, e.g. `ods_{db}.{table}`."},
-    {"routing.rules", "list<map>", "[]",
-     "Ordered many-to-one rules; the first whose `match` regex matches the source `db.table` wins."},
-    {"routing.rules.*.match", "string", "(required)", "Regex over the source `db.table`."},
-    {"routing.rules.*.target", "string", "(required)",
-     "Target `db.table` template; `$1`..`$9` are the regex groups, `{db}` etc. as above."},
-    {"routing.map", "map<string,string>", "{}", "Explicit source `db.table` -> target `db.table`."},
-    {"routing.auto_create", "boolean", "false",
-     "Create a target table that does not exist from the first record's schema (docs/schema-evolution.md)."},
-    {"routing.schema_evolution", "enum(off|add|full)", "add",
-     "What a source column the table lacks or a changed column does: `off` (not loaded; counted and logged once), "
-     "`add` (added, widened), `full` (also dropped, renamed). DDL runs between epochs."},
-    {"routing.truncate", "enum(apply|ignore|fail)", "(apply for UNIQUE KEY tables, ignore for the others)",
-     "What a source TRUNCATE (Debezium `op: t`) does: `apply` runs `TRUNCATE TABLE` in Doris between epochs, "
-     "exactly once; `ignore` skips it; `fail` stops the daemon naming the record and the table. Counted in "
-     "`cdc2doris_truncates_total{table,action}`; rules in docs/schema-evolution.md (\"TRUNCATE\")."},
-    {"routing.create_properties", "map<string,string>", "{}",
-     "PROPERTIES of auto-created tables (e.g. `replication_num`, `replication_allocation`); merged over the "
-     "defaults `enable_unique_key_merge_on_write`, `light_schema_change` (true) and `replication_num` (3)."},
-    {"routing.create_database_properties", "map<string,string>", "{}",
-     "PROPERTIES of a target database that auto_create finds missing and creates (`CREATE DATABASE IF NOT "
-     "EXISTS`; e.g. `replication_allocation`). Needs CREATE_PRIV on it (docs/schema-evolution.md)."},
-    {"routing.tables.*.key_model", "enum(unique|duplicate)", "(from Doris)",
-     "Override the key model (otherwise read from Doris' `_schema`)."},
-    {"routing.tables.*.sequence_col", "string", "", "Doris sequence column (`function_column.sequence_col`)."},
-    {"routing.tables.*.sequence_from_source_position", "boolean", "false",
-     "Fill the sequence column from the source position (binlog file/pos, LSN)."},
-    {"routing.tables.*.headers", "map<string,string>", "{}",
-     "Extra Stream Load headers for this table (`strict_mode: \"false\"` turns the default strict mode off)."},
-    {"routing.tables.*.key_columns", "list<string>", "(from the Kafka key)",
-     "Primary-key columns when the Kafka key does not carry them."},
-    {"routing.tables.*.auto_create", "boolean", "(routing.auto_create)", "Create this table when it does not exist."},
-    {"routing.tables.*.schema_evolution", "enum(off|add|full)", "(routing.schema_evolution)",
-     "Schema-evolution policy of this table."},
-    {"routing.tables.*.truncate", "enum(apply|ignore|fail)", "(routing.truncate)",
-     "What a source TRUNCATE does to this table."},
-    {"routing.tables.*.properties", "map<string,string>", "{}",
-     "PROPERTIES when this table is auto-created, over `routing.create_properties`."},
-    {"routing.tables.*.buckets", "integer", "0 (AUTO)", "Buckets when this table is auto-created; 0: `BUCKETS AUTO`.",
-     false, between(0, 100000)},
-    {"routing.tables.*.flexible_partial_updates", "boolean", "false",
-     "Create the table with `enable_unique_key_skip_bitmap_column` (flexible partial updates, Doris 3.1+)."},
-    {"routing.tables.*.columns", "list<string>", "[]",
-     "Schemaless records: the columns to auto-create the table with, `name TYPE` each (keys from `key_columns` or "
-     "the Kafka key)."},
-    {"routing.tables.*.new_column_type", "string", "\"\" (refuse)",
-     "Schemaless records: the Doris type a JSON key the table lacks is added as (policy add/full); empty: such a "
-     "record is a bad record."},
-    {"routing.tables.*.decimal_scales", "map<string,integer>", "{}",
-     "Schemaless records: columns whose values are Debezium Decimal bytes (base64) of this scale, converted to the "
-     "exact decimal text, e.g. a DECIMAL(65,30) beyond Doris' 38 digits into a STRING column. A value that is not "
-     "such bytes is a bad record."},
-    {"routing.tables.*.epoch_units", "map<string,enum(s|ms|us|ns)>", "{} (by the column's scale)",
-     "Schemaless records: the unit of epoch integers per DATETIME column. Default: the Doris column's scale, as "
-     "Debezium's adaptive precision mode writes it (DATETIME(0-3) ms, (4-6) us); set it for "
-     "time.precision.mode=connect (ms) or nanoseconds (ns)."},
-    // ---------------------------------------------------------------- delivery
-    {"delivery.label_prefix", "string", "cdc2doris_{instance_id}",
-     "Label prefix; labels are `{prefix}_{db}_{table}_{epoch}`. Unique per instance writing to one Doris: "
-     "`{instance_id}` in it is replaced by `kafka.instance_id` (`.` becomes `_`). Unset, a state that recorded "
-     "epochs under a prefix (e.g. the old default `cdc2doris`) keeps it."},
-    {"delivery.epoch_interval", "duration", "10s", "Checkpoint interval: every epoch ends (pre-commit, commit).",
-     false, at_least(1)},
-    {"delivery.epoch_max_bytes", "size", "2GiB", "An epoch also ends when one table's load reaches this size.",
-     false, at_least(1)},
-    {"delivery.epoch_max_rows", "integer", "10000000", "... or this many rows.", false, at_least(1)},
-    {"delivery.memory_cap", "size", "256MiB", "Rows buffered in the daemon; Kafka partitions pause above it.", false,
-     at_least(1)},
-    {"delivery.open_transaction_budget", "integer", "800",
-     "Open + pre-committed txns per Doris database; keep it below `max_running_txn_num_per_db` (1000 on Doris "
-     "2.1/3.0; on 2.0 and older the limit is 100: set 80). With more active tables than this, epochs end early. "
-     "Refused by Doris' running-transaction limit, the daemon halves it for that database (logged).",
-     false, between(1, kIntMax)},
-    {"delivery.unproven_epoch", "string", "\"\" (none)",
-     "`<epoch>:committed` or `<epoch>:replay`: the operator's verdict on an epoch the daemon stopped on because "
-     "Doris forgot a txn of a table that is not UNIQUE KEY (docs/operations.md, \"An epoch Doris forgot\"); "
-     "`<label prefix>:<epoch>:...` for another instance's epoch pending in the consumer group. Applies to that "
-     "epoch only. Remove it once the epoch is committed."},
-    {"delivery.max_loads_per_table", "integer", "8",
-     "Stream Loads one table may hold within one epoch when its rows change column set (TOAST partial rows, "
-     "key-only deletes) and the table has no flexible partial updates; reaching it ends the epoch early.",
-     false, between(1, kIntMax)},
-    {"delivery.end_epoch_when_caught_up", "boolean", "true",
-     "When a backlog has been read to its end (polls came at least half full, 5,000 records or 4 MiB, then one "
-     "waited its whole timeout for nothing), end the epoch at once rather than at `epoch_interval`: the backlog's last rows are visible "
-     "sooner. Once per backlog; a steady stream still gets one epoch per interval."},
-    {"delivery.bad_records", "enum(fail|skip|dead_letter)", "fail",
-     "What a record that cannot be decoded does: stop the daemon, skip it (logged, counted), or copy it to "
-     "`dead_letter_topic`."},
-    {"delivery.dead_letter_topic", "string", "", "Topic for `bad_records: dead_letter`."},
-    {"delivery.shutdown_deadline", "duration", "30s",
-     "On SIGTERM: time to finish and commit the current epoch before exiting non-zero.", false, at_least(0)},
-    {"delivery.backoff_base", "duration", "200ms", "First retry delay (capped exponential, full jitter).", false,
-     at_least(1)},
-    {"delivery.backoff_max", "duration", "10s", "Retry delay cap (at least `backoff_base`).", false, at_least(1)},
-    // ---------------------------------------------------------------- decoding
-    {"decoding.envelope", "enum(auto|schema|plain|flattened)", "auto",
-     "Debezium JSON shape: detected, with schema envelope, without, or ExtractNewRecordState output."},
-    {"decoding.time_zone", "string", "UTC", "IANA zone for ZonedTimestamp/ZonedTime values."},
-    {"decoding.binary_mode", "enum(base64|hex)", "base64", "How bytes columns are written."},
-    {"decoding.toast_placeholder", "string", "__debezium_unavailable_value",
-     "Debezium's `unavailable.value.placeholder`."},
-    {"decoding.max_record_bytes", "size", "16MiB", "Larger records are bad records.", false, at_least(1)},
-    {"decoding.max_depth", "integer", "32", "Deeper nesting makes a bad record.", false, between(1, 1024)},
-    {"decoding.flattened.deleted_field", "string", "__deleted", "ExtractNewRecordState delete marker field."},
-    {"decoding.flattened.op_field", "string", "__op", "ExtractNewRecordState op field."},
-    {"decoding.extra_columns.op", "string", "", "If set, a column receiving the op (`c`/`u`/`d`/`r`)."},
-    {"decoding.extra_columns.source_ts", "string", "", "If set, a column receiving `source.ts_ms`."},
-    // ---------------------------------------------------------------- state, admin, logging
-    {"state.dir", "string", "/var/lib/cdc2doris", "RocksDB checkpoint directory (one daemon per directory)."},
-    {"state.retention_epochs", "integer", "100", "Committed epochs kept for `state show`.", false, between(1, kIntMax)},
-    {"admin.listen", "string", "127.0.0.1:8080",
-     "Admin HTTP (`/healthz`, `/readyz`, `/metrics`, `/status`): `HOST:PORT`, HOST an IP address (`[::1]` for IPv6) "
-     "or a name resolved at startup (`localhost`); port 0 picks a free one."},
-    {"admin.token", "string", "\"\"",
-     "Bearer token required on `/status` and `/metrics` (`Authorization: Bearer TOKEN`; otherwise 401 with "
-     "`WWW-Authenticate: Bearer`). Empty: no authentication. Prefer `token_file` or `${ENV}`.",
-     true},
-    {"admin.token_file", "string", "",
-     "File whose content (trailing newline stripped) is `admin.token` (a Kubernetes Secret volume)."},
-    {"admin.probes_require_token", "boolean", "false",
-     "Also require the token on `/healthz` and `/readyz` (open by default: kubelet probes send no token)."},
-    {"admin.tls.cert_file", "string", "",
-     "PEM certificate (chain) for HTTPS on the admin endpoint; with `key_file`. Empty: plain HTTP. "
-     "`cdc2doris status --config` trusts exactly this certificate.", false},
-    {"admin.tls.key_file", "string", "", "PEM private key of `admin.tls.cert_file`.", false},
-    {"admin.kafka_grace", "duration", "15s",
-     "`/readyz` fails once Kafka is unreachable, or a configured topic is missing, for longer (at once if Kafka never answered).",
-     false, at_least(1)},
-    {"admin.doris_failure_grace", "duration", "0s",
-     "`/readyz` fails once Doris loads or commits have failed for longer without a success in between. `0s`: from "
-     "the first failed load or commit until one succeeds again, across every retry (no 200 between retries).",
-     false, at_least(0)},
-    {"admin.stall_timeout", "duration", "120s",
-     "`/readyz` fails once the epoch machine has not advanced for longer (at least 2 x `delivery.epoch_interval`).",
-     false, at_least(1)},
-    {"admin.heartbeat_timeout", "duration", "10m",
-     "`/healthz` fails and the systemd watchdog starves once the pipeline thread made no progress for longer; keep it above `doris.load_timeout`.",
-     false, at_least(1)},
-    {"admin.lag_refresh_interval", "duration", "3s",
-     "How often watermarks and committed offsets are queried for lag, also while nothing is consumed.", false,
-     at_least(1)},
-    {"logging.level", "enum(trace|debug|info|warn|error)", "info", "Log level."},
-    {"logging.format", "enum(text|json)", "text", "Log line format."},
-});
+std::vector<Key<Config>> declare() {
+  using L = pipeline::PipelineConfig::LostGroupOffsets;
+  return {
+      // ---------------------------------------------------------------- kafka
+      shown_as("(required)", C::string("kafka.bootstrap_servers", FIELD(bootstrap_servers),
+                                       "Kafka bootstrap servers, `host:port[,host:port...]`.")),
+      C::string("kafka.group_id", FIELD(group_id),
+                "Consumer group. Offsets are committed to it after every epoch so standard lag tools work."),
+      shown_as("(the host name)",
+               C::string("kafka.instance_id", FIELD(instance_id),
+                         "This instance's stable identity in the consumer group: `group.instance.id` (static "
+                         "membership) and `{instance_id}` in `delivery.label_prefix`. Unique per live instance of a "
+                         "group: a second live instance with the same id fences the first, which stops with an "
+                         "error. A StatefulSet pod name fits.",
+                         [](const Reader& r, const YAML::Node& n, const std::string& where, const std::string& id) {
+                           bool ok = !id.empty() && id.size() <= 64;
+                           for (char ch : id) ok = ok && (label_char(ch) || ch == '.');
+                           if (!ok) r.expected(n, where, "1 to 64 letters, digits, '-', '_', '.' or ':'");
+                         })),
+      C::boolean("kafka.static_membership", FIELD(static_membership),
+                 "Join with `group.instance.id` = `instance_id`: a restarted instance gets its partitions back "
+                 "without a rebalance; a stopped one keeps them until `session.timeout.ms` (see docs/operations.md)."),
+      C::choice("kafka.on_offset_gap", FIELD(delivery.skip_offset_gaps),
+                std::vector<std::pair<std::string, bool>>{{"fail", false}, {"skip", true}},
+                "When the next offset to read was deleted (retention, DeleteRecords) before it was loaded: `fail` "
+                "stops the daemon (exit 1) naming the partition, the offset, the log start and the remedies; `skip` "
+                "continues at the log start (logged, `cdc2doris_offset_gaps_skipped_total`). Global, for every "
+                "topic. Never skips inside a replay. A partition nobody has an offset for still starts per "
+                "`auto.offset.reset` (default earliest)."),
+      C::choice("kafka.on_group_offsets_lost", FIELD(delivery.on_group_offsets_lost),
+                std::vector<std::pair<std::string, L>>{{"fail", L::Fail}, {"stored", L::Stored}, {"beginning", L::Beginning}},
+                "A partition the consumer group has no offset for while this instance's state has one inside the "
+                "log: the topic was deleted and re-created, or the group's offsets expired, or `group_id` changed "
+                "(Kafka cannot tell which). `fail` stops the daemon (exit 1) naming the partition; `stored` "
+                "continues at the stored offset (expiry, rename); `beginning` reads the partition from its log "
+                "start (re-created topic). A stored offset above the high watermark is always a re-created topic "
+                "and is read from its start (logged, `cdc2doris_topics_recreated_total`). Set it for one restart, "
+                "then remove it."),
+      shown_as("(required unless topic_regex)",
+               C::strings("kafka.topics", FIELD(topics), "Topics to consume.",
+                          [](const Reader& r, const YAML::Node& n, const std::string& where,
+                             const std::vector<std::string>& topics) {
+                            for (size_t i = 0; i < topics.size(); ++i)
+                              check_subscription(r, element(n, i), where + "[" + std::to_string(i) + "]", topics[i]);
+                          })),
+      // Joins kafka.topics as one more subscription (librdkafka's regex form starts with '^').
+      shown_as("", C::custom(
+                       "kafka.topic_regex", "string",
+                       "A regex subscription (POSIX extended, as librdkafka compiles it), e.g. `^dbserver1\\..*`.",
+                       [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
+                         std::string re = r.str(n, where);
+                         c.topics.push_back(re.rfind('^', 0) == 0 ? re : "^" + re);
+                         check_subscription(r, n, where, c.topics.back());
+                       },
+                       [](const Config& c) {
+                         YAML::Node out(YAML::NodeType::Null);
+                         for (const auto& t : c.topics)
+                           if (t.rfind('^', 0) == 0) out.push_back(t);
+                         return out;
+                       })),
+      C::string_map("kafka.properties", FIELD(kafka_properties),
+                    "librdkafka properties passed through verbatim (SASL/SSL, fetch sizes...). Values of keys holding "
+                    "secrets (`sasl.password`, `ssl.key.password`, `sasl.jaas.config`, ...) are redacted everywhere. "
+                    "`enable.auto.commit` must stay false. Unless given here, cdc2doris sets "
+                    "`queued.max.messages.kbytes` 32768, `queued.min.messages` 10000000 and `fetch.max.bytes` "
+                    "8388608 (full catch-up speed within ~150 MiB RSS, see docs/kafka-source.md). librdkafka itself "
+                    "judges names, values and combinations when the configuration is loaded; files they name "
+                    "(`ssl.ca.location`, ...) are read by `run` and `check --connect`. Tested examples for TLS, "
+                    "SASL/SCRAM and PLAIN over TLS, mutual TLS and Kerberos (GSSAPI), and the errors Kafka's "
+                    "refusals give: docs/operations.md \"Security\".",
+                    true),
+      // ---------------------------------------------------------------- doris
+      shown_as("(required)",
+               C::custom(
+                   "doris.fe", "list<string>",
+                   "FE HTTP addresses: `host:port`, `http://host:port` or `https://host:port`. Several give failover. "
+                   "Credentials in a URL are never printed.",
+                   [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
+                     c.doris.fe_urls = r.strings(n, where);
+                     for (size_t i = 0; i < c.doris.fe_urls.size(); ++i)
+                       if (!doris::parse_url(c.doris.fe_urls[i]))
+                         r.fail(element(n, i).Mark(), where + "[" + std::to_string(i) + "]",
+                                "expected an http:// or https:// URL or host:port, got '" +
+                                    doris::redact_url(c.doris.fe_urls[i]) + "'");
+                   },
+                   [](const Config& c) {
+                     // Userinfo hidden where it stands, never by searching text for the password.
+                     YAML::Node out(YAML::NodeType::Sequence);
+                     for (const auto& fe : c.doris.fe_urls) out.push_back(doris::redact_url(fe));
+                     return out;
+                   })),
+      C::string("doris.user", FIELD(doris.user), "Doris user for Basic auth.",
+                [](const Reader& r, const YAML::Node& n, const std::string& where, const std::string& user) {
+                  if (user.empty()) r.expected(n, where, "a Doris user name");
+                }),
+      C::secret("doris.password", FIELD(doris.password), "Doris password. Prefer `password_file` or `${ENV}`."),
+      C::secret_file("doris.password_file", FIELD(doris_password_file), FIELD(doris.password),
+                     "File whose content (trailing newline stripped) is the password."),
+      C::choice("doris.route", FIELD(doris.route),
+                std::vector<std::pair<std::string, doris::Route>>{{"fe", doris::Route::ViaFe},
+                                                                  {"direct", doris::Route::DirectBe}},
+                "`fe`: PUT to an FE and follow its redirect to a BE; `direct`: PUT to BEs (`backends`, else "
+                "discovered)."),
+      C::strings("doris.backends", FIELD(doris.backends), "Static BE list `host:port` for `route: direct`.",
+                 [](const Reader& r, const YAML::Node& n, const std::string& where, const std::vector<std::string>& bes) {
+                   for (size_t i = 0; i < bes.size(); ++i)
+                     if (!doris::split_host_port(bes[i]))
+                       r.fail(element(n, i).Mark(), where + "[" + std::to_string(i) + "]",
+                              "expected host:port, got '" + bes[i] + "'");
+                 }),
+      C::string_map("doris.address_rewrite", FIELD(doris.address_rewrite),
+                    "BE address as Doris reports it (`host:port` or `host`) -> address reachable from the daemon "
+                    "(Kubernetes, Docker)."),
+      C::duration("doris.precommit_timeout", FIELD(delivery.precommit_timeout_ms), at_least(1000),
+                  "Doris' FE `stream_load_default_precommit_timeout_second` (3600): how long Doris keeps a "
+                  "pre-committed txn before aborting it. Within it (less 5 minutes for clock skew) a label Doris no "
+                  "longer knows was committed and forgotten (`label_num_threshold`), so its epoch is not re-read. "
+                  "Never set it above Doris' value."),
+      C::string("doris.tls.ca_file", FIELD(doris.tls.ca_file),
+                "PEM CA bundle for https FEs and the https BEs they redirect to (default: system CAs)."),
+      C::boolean("doris.tls.verify", FIELD(doris.tls.verify_peer), "Verify the FE certificate."),
+      C::boolean("doris.tls.verify_hostname", FIELD(doris.tls.verify_hostname),
+                 "Check the certificate's name against the host."),
+      C::string_map("doris.load_headers", FIELD(load_headers),
+                    "Stream Load headers for every table (e.g. `max_filter_ratio`). Full-row loads send `strict_mode: "
+                    "true` unless this or a table's `headers` sets it (a value Doris cannot convert then fails the "
+                    "load instead of becoming NULL).",
+                    true),
+      C::boolean("doris.gzip", FIELD(doris.gzip), "Send load bodies gzip-compressed (`compress_type: gz`)."),
+      C::size("doris.buffer_bytes", FIELD(doris.buffer_bytes), at_least(1),
+              "Per-table load buffer; writers block when it is full."),
+      C::integer("doris.io_threads", FIELD(doris.io_threads), between(1, 256), "Threads running the HTTP client."),
+      C::duration("doris.connect_timeout", FIELD(doris.timeouts.connect), at_least(1), "TCP/TLS connect timeout."),
+      C::duration("doris.request_timeout", FIELD(doris.timeouts.request), at_least(1),
+                  "Timeout of one 2PC/metadata request."),
+      C::duration("doris.load_timeout", FIELD(doris.timeouts.response), at_least(1),
+                  "Wait for Doris' answer after a load body ended."),
+      C::integer("doris.max_attempts", FIELD(doris.retry.max_attempts), between(1, 100),
+                 "Attempts for idempotent requests (2PC, probes, metadata)."),
+      // ---------------------------------------------------------------- routing
+      shown_as("[] (all)", C::strings("routing.include", FIELD(include),
+                                      "Regexes over the source `db.table`; only matches are loaded.", check_regexes)),
+      C::strings("routing.exclude", FIELD(exclude), "Regexes over the source `db.table` never loaded.", check_regexes),
+      C::string("routing.target", FIELD(target_template),
+                "Target template `db.table` with `{db}`, `{schema}`, `{table}`, e.g. `ods_{db}.{table}`.",
+                check_template),
+      nested(C::custom(
+          "routing.rules", "list<map>",
+          "Ordered many-to-one rules; the first whose `match` regex matches the source `db.table` wins.",
+          [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
+            if (!n.IsSequence()) r.expected(n, where, "a list of {match, target}");
+            for (size_t i = 0; i < n.size(); ++i) {
+              const std::string p = where + "[" + std::to_string(i) + "]";
+              if (!n[i]["match"] || !n[i]["target"]) r.fail(n[i].Mark(), p, "needs both 'match' and 'target'");
+              RoutingRule rule;
+              read_keys(r, rule_keys(), n[i], p, rule);
+              c.rules.push_back(std::move(rule));
+            }
+          },
+          [](const Config& c) {
+            YAML::Node out(YAML::NodeType::Sequence);
+            for (const auto& rule : c.rules) out.push_back(show_keys(rule_keys(), rule));
+            return out;
+          })),
+      C::custom(
+          "routing.map", "map<string,string>", "Explicit source `db.table` -> target `db.table`.",
+          [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
+            for (const auto& [src, dst] : r.string_map(n, where)) {
+              auto dot = dst.find('.');
+              if (dot == std::string::npos || dot == 0 || dot + 1 == dst.size())
+                r.fail(n[src].Mark(), where + "." + src, "expected a target 'db.table', got '" + dst + "'");
+              c.explicit_map[src] = {dst.substr(0, dot), dst.substr(dot + 1)};
+            }
+          },
+          [](const Config& c) {
+            YAML::Node out(YAML::NodeType::Map);
+            for (const auto& [src, dst] : c.explicit_map) out[src] = dst.db + "." + dst.table;
+            return out;
+          }),
+      C::boolean("routing.auto_create", FIELD(auto_create),
+                 "Create a target table that does not exist from the first record's schema "
+                 "(docs/schema-evolution.md)."),
+      C::choice("routing.schema_evolution", FIELD(schema_evolution), kPolicies,
+                "What a source column the table lacks or a changed column does: `off` (not loaded; counted and "
+                "logged once), `add` (added, widened), `full` (also dropped, renamed). DDL runs between epochs."),
+      shown_as("(apply for UNIQUE KEY tables, ignore for the others)",
+               C::choice("routing.truncate", FIELD(truncate), kTruncate,
+                         "What a source TRUNCATE (Debezium `op: t`) does: `apply` runs `TRUNCATE TABLE` in Doris "
+                         "between epochs, exactly once; `ignore` skips it; `fail` stops the daemon naming the record "
+                         "and the table. Counted in `cdc2doris_truncates_total{table,action}`; rules in "
+                         "docs/schema-evolution.md (\"TRUNCATE\").")),
+      C::string_map("routing.create_properties", FIELD(create_properties),
+                    "PROPERTIES of auto-created tables (e.g. `replication_num`, `replication_allocation`); merged over "
+                    "the defaults `enable_unique_key_merge_on_write`, `light_schema_change` (true) and "
+                    "`replication_num` (3)."),
+      C::string_map("routing.create_database_properties", FIELD(create_database_properties),
+                    "PROPERTIES of a target database that auto_create finds missing and creates (`CREATE DATABASE IF "
+                    "NOT EXISTS`; e.g. `replication_allocation`). Needs CREATE_PRIV on it (docs/schema-evolution.md)."),
+      nested(C::custom(
+          "routing.tables", "map<db.table,map>",
+          "Settings of one target table `db.table` (the keys `routing.tables.*.` below); unset ones follow the "
+          "`routing.*` defaults.",
+          [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
+            if (!n.IsMap()) r.expected(n, where, "a map of target tables");
+            for (const auto& kv : n) {
+              const std::string name = kv.first.Scalar();
+              const std::string p = where + "." + name;
+              if (name.find('.') == std::string::npos) r.fail(kv.first.Mark(), p, "expected a target 'db.table' as the key");
+              TableOverride t;
+              read_keys(r, table_keys(), kv.second, p, t);
+              check_table(r, kv.second, p, t);
+              c.tables[name] = std::move(t);
+            }
+          },
+          [](const Config& c) {
+            YAML::Node out(YAML::NodeType::Map);
+            for (const auto& [name, t] : c.tables) out[name] = show_keys(table_keys(), t);
+            return out;
+          })),
+      // ---------------------------------------------------------------- delivery
+      shown_as("cdc2doris_{instance_id}",
+               C::custom(
+                   "delivery.label_prefix", "string",
+                   "Label prefix; labels are `{prefix}_{db}_{table}_{epoch}`. Unique per instance writing to one "
+                   "Doris: `{instance_id}` in it is replaced by `kafka.instance_id` (`.` becomes `_`). Unset, a state "
+                   "that recorded epochs under a prefix (e.g. the old default `cdc2doris`) keeps it.",
+                   [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
+                     auto& prefix = c.delivery.label_prefix;
+                     c.label_prefix_explicit = true;
+                     prefix = r.str(n, where);
+                     // Each instance of a group needs its own prefix: `{instance_id}` is
+                     // replaced by it ('.' of a host name becomes '_', a label has no dots).
+                     if (auto at = prefix.find("{instance_id}"); at != std::string::npos) {
+                       std::string id = c.instance_id;
+                       std::replace(id.begin(), id.end(), '.', '_');
+                       prefix.replace(at, std::string_view("{instance_id}").size(), id);
+                     }
+                     for (char ch : prefix)
+                       if (!label_char(ch)) r.expected(n, where, "letters, digits, '-', '_' or ':' (a Doris label)");
+                     if (prefix.empty() || prefix.size() > 64) r.expected(n, where, "1 to 64 characters");
+                   },
+                   [](const Config& c) { return YAML::Node(c.delivery.label_prefix); })),
+      C::duration("delivery.epoch_interval", FIELD(delivery.epoch_interval), at_least(1),
+                  "Checkpoint interval: every epoch ends (pre-commit, commit)."),
+      C::size("delivery.epoch_max_bytes", FIELD(delivery.epoch_max_bytes), at_least(1),
+              "An epoch also ends when one table's load reaches this size."),
+      C::integer("delivery.epoch_max_rows", FIELD(delivery.epoch_max_rows), at_least(1), "... or this many rows."),
+      C::size("delivery.memory_cap", FIELD(delivery.memory_cap_bytes), at_least(1),
+              "Rows buffered in the daemon; Kafka partitions pause above it."),
+      C::integer("delivery.open_transaction_budget", FIELD(delivery.open_txn_budget_per_db), between(1, kIntMax),
+                 "Open + pre-committed txns per Doris database; keep it below `max_running_txn_num_per_db` (1000 on "
+                 "Doris 2.1/3.0; on 2.0 and older the limit is 100: set 80). With more active tables than this, "
+                 "epochs end early. Refused by Doris' running-transaction limit, the daemon halves it for that "
+                 "database (logged)."),
+      shown_as("\"\" (none)",
+               C::custom(
+                   "delivery.unproven_epoch", "string",
+                   "`<epoch>:committed` or `<epoch>:replay`: the operator's verdict on an epoch the daemon stopped on "
+                   "because Doris forgot a txn of a table that is not UNIQUE KEY (docs/operations.md, \"An epoch "
+                   "Doris forgot\"); `<label prefix>:<epoch>:...` for another instance's epoch pending in the "
+                   "consumer group. Applies to that epoch only. Remove it once the epoch is committed.",
+                   [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
+                     // [<label prefix>:]<epoch>:<verdict>; a prefix has no ':' (label characters only).
+                     const std::string v = r.str(n, where);
+                     const auto last = v.rfind(':');
+                     const std::string verdict = last == std::string::npos ? "" : v.substr(last + 1);
+                     const std::string head = last == std::string::npos ? "" : v.substr(0, last);
+                     const auto first = head.find(':');
+                     const std::string prefix = first == std::string::npos ? "" : head.substr(0, first);
+                     const std::string num = first == std::string::npos ? head : head.substr(first + 1);
+                     uint64_t epoch = 0;
+                     const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), epoch);
+                     if (ec != std::errc() || end != num.data() + num.size() || epoch == 0 ||
+                         (first != std::string::npos && prefix.empty()) || (verdict != "committed" && verdict != "replay"))
+                       r.expected(n, where,
+                                  "'<epoch>:committed', '<epoch>:replay', or '<label prefix>:<epoch>:committed|replay'");
+                     c.delivery.unproven_epoch = epoch;
+                     c.delivery.unproven_epoch_prefix = prefix;
+                     c.delivery.unproven_epoch_committed = verdict == "committed";
+                   },
+                   [](const Config& c) {
+                     const auto& d = c.delivery;
+                     if (d.unproven_epoch == 0) return YAML::Node("");
+                     return YAML::Node((d.unproven_epoch_prefix.empty() ? "" : d.unproven_epoch_prefix + ":") +
+                                       std::to_string(d.unproven_epoch) + (d.unproven_epoch_committed ? ":committed" : ":replay"));
+                   })),
+      C::integer("delivery.max_loads_per_table", FIELD(delivery.max_loads_per_table), between(1, kIntMax),
+                 "Stream Loads one table may hold within one epoch when its rows change column set (TOAST partial "
+                 "rows, key-only deletes) and the table has no flexible partial updates; reaching it ends the epoch "
+                 "early."),
+      C::boolean("delivery.end_epoch_when_caught_up", FIELD(delivery.end_epoch_when_caught_up),
+                 "When a backlog has been read to its end (polls came at least half full, 5,000 records or 4 MiB, "
+                 "then one waited its whole timeout for nothing), end the epoch at once rather than at "
+                 "`epoch_interval`: the backlog's last rows are visible sooner. Once per backlog; a steady stream "
+                 "still gets one epoch per interval."),
+      C::choice("delivery.bad_records", FIELD(delivery.bad_record_policy),
+                std::vector<std::pair<std::string, pipeline::BadRecordPolicy>>{
+                    {"fail", pipeline::BadRecordPolicy::Fail},
+                    {"skip", pipeline::BadRecordPolicy::Skip},
+                    {"dead_letter", pipeline::BadRecordPolicy::DeadLetter}},
+                "What a record that cannot be decoded does: stop the daemon, skip it (logged, counted), or copy it "
+                "to `dead_letter_topic`."),
+      C::string("delivery.dead_letter_topic", FIELD(delivery.dead_letter_topic), "Topic for `bad_records: dead_letter`."),
+      C::duration("delivery.shutdown_deadline", FIELD(delivery.shutdown_deadline), at_least(0),
+                  "On SIGTERM: time to finish and commit the current epoch before exiting non-zero."),
+      C::duration("delivery.backoff_base", FIELD(delivery.backoff_base), at_least(1),
+                  "First retry delay (capped exponential, full jitter)."),
+      C::duration("delivery.backoff_max", FIELD(delivery.backoff_cap), at_least(1),
+                  "Retry delay cap (at least `backoff_base`)."),
+      // ---------------------------------------------------------------- decoding
+      C::choice("decoding.envelope", FIELD(decoding.envelope),
+                std::vector<std::pair<std::string, decode::Envelope>>{{"auto", decode::Envelope::Auto},
+                                                                      {"schema", decode::Envelope::Schema},
+                                                                      {"plain", decode::Envelope::Plain},
+                                                                      {"flattened", decode::Envelope::Flattened}},
+                "Debezium JSON shape: detected, with schema envelope, without, or ExtractNewRecordState output."),
+      C::string("decoding.time_zone", FIELD(decoding.time_zone), "IANA zone for ZonedTimestamp/ZonedTime values."),
+      C::choice("decoding.binary_mode", FIELD(decoding.binary_mode),
+                std::vector<std::pair<std::string, decode::BinaryMode>>{{"base64", decode::BinaryMode::Base64},
+                                                                        {"hex", decode::BinaryMode::Hex}},
+                "How bytes columns are written."),
+      // The decoder derives the base64, hex and array forms from the one placeholder.
+      C::custom(
+          "decoding.toast_placeholder", "string", "Debezium's `unavailable.value.placeholder`.",
+          [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
+            c.decoding.toast_placeholders = {r.str(n, where)};
+          },
+          [](const Config& c) {
+            return YAML::Node(c.decoding.toast_placeholders.empty() ? "" : c.decoding.toast_placeholders.front());
+          }),
+      C::size("decoding.max_record_bytes", FIELD(decoding.max_record_bytes), at_least(1),
+              "Larger records are bad records."),
+      C::integer("decoding.max_depth", FIELD(decoding.max_depth), between(1, 1024), "Deeper nesting makes a bad record."),
+      C::string("decoding.flattened.deleted_field", FIELD(decoding.flattened.deleted),
+                "ExtractNewRecordState delete marker field."),
+      C::string("decoding.flattened.op_field", FIELD(decoding.flattened.op), "ExtractNewRecordState op field."),
+      C::string("decoding.extra_columns.op", FIELD(decoding.extra_columns.op),
+                "If set, a column receiving the op (`c`/`u`/`d`/`r`)."),
+      C::string("decoding.extra_columns.source_ts", FIELD(decoding.extra_columns.source_ts),
+                "If set, a column receiving `source.ts_ms`."),
+      // ---------------------------------------------------------------- state, admin, logging
+      C::string("state.dir", FIELD(state_dir), "RocksDB checkpoint directory (one daemon per directory)."),
+      C::integer("state.retention_epochs", FIELD(state_retention_epochs), between(1, kIntMax),
+                 "Committed epochs kept for `state show`."),
+      C::custom(
+          "admin.listen", "string",
+          "Admin HTTP (`/healthz`, `/readyz`, `/metrics`, `/status`): `HOST:PORT`, HOST an IP address (`[::1]` for "
+          "IPv6) or a name resolved at startup (`localhost`); port 0 picks a free one.",
+          [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
+            auto listen = resolve_listen(r.str(n, where));
+            if (auto* why = std::get_if<ListenError>(&listen)) r.expected(n, where, why->expected);
+            c.admin_listen = std::get<std::string>(listen);
+          },
+          [](const Config& c) { return YAML::Node(c.admin_listen); }),
+      C::secret("admin.token", FIELD(admin_token),
+                "Bearer token required on `/status` and `/metrics` (`Authorization: Bearer TOKEN`; otherwise 401 "
+                "with `WWW-Authenticate: Bearer`). Empty: no authentication. Prefer `token_file` or `${ENV}`."),
+      C::secret_file("admin.token_file", FIELD(admin_token_file), FIELD(admin_token),
+                     "File whose content (trailing newline stripped) is `admin.token` (a Kubernetes Secret volume)."),
+      C::boolean("admin.probes_require_token", FIELD(admin_probes_require_token),
+                 "Also require the token on `/healthz` and `/readyz` (open by default: kubelet probes send no "
+                 "token)."),
+      C::string("admin.tls.cert_file", FIELD(admin_tls_cert_file),
+                "PEM certificate (chain) for HTTPS on the admin endpoint; with `key_file`. Empty: plain HTTP. "
+                "`cdc2doris status --config` trusts exactly this certificate."),
+      C::string("admin.tls.key_file", FIELD(admin_tls_key_file), "PEM private key of `admin.tls.cert_file`."),
+      C::duration("admin.kafka_grace", FIELD(health.kafka_grace), at_least(1),
+                  "`/readyz` fails once Kafka is unreachable, or a configured topic is missing, for longer (at once "
+                  "if Kafka never answered)."),
+      C::duration("admin.doris_failure_grace", FIELD(health.doris_failure_grace), at_least(0),
+                  "`/readyz` fails once Doris loads or commits have failed for longer without a success in between. "
+                  "`0s`: from the first failed load or commit until one succeeds again, across every retry (no 200 "
+                  "between retries)."),
+      C::duration("admin.stall_timeout", FIELD(health.stall_timeout), at_least(1),
+                  "`/readyz` fails once the epoch machine has not advanced for longer (at least 2 x "
+                  "`delivery.epoch_interval`)."),
+      C::duration("admin.heartbeat_timeout", FIELD(health.heartbeat_timeout), at_least(1),
+                  "`/healthz` fails and the systemd watchdog starves once the pipeline thread made no progress for "
+                  "longer; keep it above `doris.load_timeout`."),
+      C::duration("admin.lag_refresh_interval", FIELD(health.lag_refresh_interval), at_least(1),
+                  "How often watermarks and committed offsets are queried for lag, also while nothing is consumed."),
+      C::choice("logging.level", FIELD(log_level), same({"trace", "debug", "info", "warn", "error"}), "Log level."),
+      C::choice("logging.format", FIELD(log_format), same({"text", "json"}), "Log line format."),
+  };
+}
+
 }  // namespace
 
-std::span<const KeySpec> schema() { return kKeys; }
+// ---------------------------------------------------------------- the registry
 
-const KeySpec* find_key(std::string_view path) {
-  for (const auto& k : kKeys)
+const std::vector<Key<Config>>& config_keys() {
+  static const std::vector<Key<Config>> keys = declare();
+  return keys;
+}
+const std::vector<Key<TableOverride>>& table_keys() {
+  static const std::vector<Key<TableOverride>> keys = declare_tables();
+  return keys;
+}
+const std::vector<Key<RoutingRule>>& rule_keys() {
+  static const std::vector<Key<RoutingRule>> keys = declare_rules();
+  return keys;
+}
+
+const std::vector<KeyInfo>& schema() {
+  static const std::vector<KeyInfo> all = [] {
+    // Shown from default-constructed fields unless the declaration says otherwise.
+    auto info = [](const auto& k, const auto& fresh) {
+      KeyInfo i = k;
+      if (!i.default_text) i.shown = show_default(k.show(fresh));
+      else i.shown = std::string(*i.default_text);
+      return i;
+    };
+    std::vector<KeyInfo> out;
+    const Config config;
+    for (const auto& k : config_keys()) {
+      out.push_back(info(k, config));
+      if (k.path == "routing.rules")
+        for (const auto& r : rule_keys()) out.push_back(info(r, RoutingRule{}));
+      if (k.path == "routing.tables")
+        for (const auto& t : table_keys()) out.push_back(info(t, TableOverride{}));
+    }
+    return out;
+  }();
+  return all;
+}
+
+const KeyInfo* find_key(std::string_view path) {
+  for (const auto& k : schema())
     if (k.path == path) return &k;
   return nullptr;
 }
 
 bool is_section(std::string_view path) {
-  for (const auto& k : kKeys)
-    if (k.path.size() > path.size() && k.path.substr(0, path.size()) == path && k.path[path.size()] == '.')
+  for (const auto& k : schema())
+    if (k.path.size() > path.size() && std::string_view(k.path).substr(0, path.size()) == path &&
+        k.path[path.size()] == '.')
       return true;
   return false;
 }
 
-std::string type_with_bounds(const KeySpec& k) {
+std::string type_with_bounds(const KeyInfo& k) {
   std::string out(k.type);
   if (!k.bounds) return out;
   auto show = [&](int64_t v) {
@@ -253,6 +646,31 @@ std::string type_with_bounds(const KeySpec& k) {
   };
   const bool open_max = k.bounds->max == std::numeric_limits<int64_t>::max() || k.bounds->max == kIntMax;
   return out + (open_max ? " (>= " + show(k.bounds->min) + ")" : " (" + show(k.bounds->min) + ".." + show(k.bounds->max) + ")");
+}
+
+std::string show_default(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar().empty() ? "\"\"" : n.Scalar();
+  if (n.IsSequence() && n.size() == 0) return "[]";
+  if (n.IsMap() && n.size() == 0) return "{}";
+  if (!n.IsDefined() || n.IsNull()) return "";
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+// The largest unit that shows the value exactly: 10s, 5m, 1h, 200ms.
+std::string format_duration(int64_t ms) {
+  if (ms == 0) return "0s";
+  if (ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
+  if (ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+  return std::to_string(ms) + "ms";
+}
+
+std::string format_size(uint64_t bytes) {
+  for (const auto& [unit, size] : {std::pair{"GiB", 1ull << 30}, std::pair{"MiB", 1ull << 20}, std::pair{"KiB", 1ull << 10}})
+    if (bytes != 0 && bytes % size == 0) return std::to_string(bytes / size) + unit;
+  return std::to_string(bytes);
 }
 
 }  // namespace cdc2doris::config

@@ -30,14 +30,18 @@ std::string base64(std::string_view in) {
   return out;
 }
 
+// Named as the configuration file names them (config/schema.cpp), so a
+// message from here points at the key to fix; the two options without a key
+// are said to be internal.
 void validate(const ClientConfig& c) {
-  if (c.fe_urls.empty()) throw std::invalid_argument("doris.fe_urls: at least one FE is required");
+  if (c.fe_urls.empty()) throw std::invalid_argument("doris.fe: at least one FE is required");
   if (c.user.empty()) throw std::invalid_argument("doris.user: required");
   if (c.buffer_bytes == 0) throw std::invalid_argument("doris.buffer_bytes: must be > 0");
-  if (c.chunk_bytes == 0) throw std::invalid_argument("doris.chunk_bytes: must be > 0");
+  if (c.chunk_bytes == 0) throw std::invalid_argument("ClientConfig::chunk_bytes (internal, no key): must be > 0");
   if (c.io_threads < 1) throw std::invalid_argument("doris.io_threads: must be >= 1");
-  if (c.retry.max_attempts < 1) throw std::invalid_argument("doris.retry.max_attempts: must be >= 1");
-  if (c.gzip_level < 1 || c.gzip_level > 9) throw std::invalid_argument("doris.gzip_level: must be 1..9");
+  if (c.retry.max_attempts < 1) throw std::invalid_argument("doris.max_attempts: must be >= 1");
+  if (c.gzip_level < 1 || c.gzip_level > 9)
+    throw std::invalid_argument("ClientConfig::gzip_level (internal, no key): must be 1..9");
   if (c.route == Route::DirectBe)
     for (auto& b : c.backends)
       if (!split_host_port(b)) throw std::invalid_argument("doris.backends: not host:port: " + b);
@@ -50,7 +54,7 @@ Core::Core(ClientConfig c) : cfg(std::move(c)), ioc(std::make_unique<net::io_con
   bool any_tls = false;
   for (auto& s : cfg.fe_urls) {
     auto u = parse_url(s);
-    if (!u) throw std::invalid_argument("doris.fe_urls: not a URL: " + redact_url(s));
+    if (!u) throw std::invalid_argument("doris.fe: not a URL: " + redact_url(s));
     fes.push_back(Endpoint{u->host, u->port, u->tls()});
     any_tls |= u->tls();
   }
