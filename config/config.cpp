@@ -468,6 +468,24 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
                          : pipeline::TruncatePolicy::Ignore;
   };
   with(routing, "truncate", [&](auto& n) { c.truncate = truncate(n, "routing.truncate"); });
+  auto delete_mode = [&](const YAML::Node& n, const std::string& path) {
+    return *decode::parse_delete_mode(r.choice(n, path, {"hard", "soft", "ignore"}));
+  };
+  auto column_name = [&](const YAML::Node& n, const std::string& path, bool may_be_empty) {
+    std::string v = r.str(n, path);
+    if (v.empty() && !may_be_empty) r.fail(n.Mark(), path, "expected a column name, got an empty string");
+    if (v.starts_with("__DORIS_")) r.fail(n.Mark(), path, "'" + v + "' is a Doris hidden column name");
+    return v;
+  };
+  with(routing, "delete_mode", [&](auto& n) { c.decoding.deletes.mode = delete_mode(n, "routing.delete_mode"); });
+  with(routing, "soft_delete_column", [&](auto& n) {
+    c.decoding.deletes.soft_column = column_name(n, "routing.soft_delete_column", false);
+  });
+  with(routing, "deleted_at_column", [&](auto& n) {
+    c.decoding.deletes.deleted_at_column = column_name(n, "routing.deleted_at_column", true);
+  });
+  if (c.decoding.deletes.soft_column == c.decoding.deletes.deleted_at_column)
+    r.fail(routing["deleted_at_column"].Mark(), "routing.deleted_at_column", "must differ from routing.soft_delete_column");
   with(routing, "auto_create", [&](auto& n) { c.auto_create = r.boolean(n, "routing.auto_create"); });
   with(routing, "schema_evolution", [&](auto& n) { c.schema_evolution = policy(n, "routing.schema_evolution"); });
   with(routing, "create_properties",
@@ -521,6 +539,14 @@ Config parse(const YAML::Node& root, const std::string& name, const std::map<std
            [&](auto& x) { t.flexible_partial_updates = r.boolean(x, p + ".flexible_partial_updates"); });
       with(v, "new_column_type", [&](auto& x) { t.new_column_type = r.str(x, p + ".new_column_type"); });
       with(v, "truncate", [&](auto& x) { t.truncate = truncate(x, p + ".truncate"); });
+      with(v, "delete_mode", [&](auto& x) { t.delete_mode = delete_mode(x, p + ".delete_mode"); });
+      with(v, "soft_delete_column",
+           [&](auto& x) { t.soft_delete_column = column_name(x, p + ".soft_delete_column", false); });
+      with(v, "deleted_at_column",
+           [&](auto& x) { t.deleted_at_column = column_name(x, p + ".deleted_at_column", true); });
+      if (t.soft_delete_column.value_or(c.decoding.deletes.soft_column) ==
+          t.deleted_at_column.value_or(c.decoding.deletes.deleted_at_column))
+        r.fail(v.Mark(), p + ".deleted_at_column", "must differ from the soft_delete_column");
       with(v, "columns", [&](auto& x) {
         const auto defs = r.strings(x, p + ".columns");
         for (size_t i = 0; i < defs.size(); ++i) {

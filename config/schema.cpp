@@ -96,6 +96,17 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "What a source TRUNCATE (Debezium `op: t`) does: `apply` runs `TRUNCATE TABLE` in Doris between epochs, "
      "exactly once; `ignore` skips it; `fail` stops the daemon naming the record and the table. Counted in "
      "`cdc2doris_truncates_total{table,action}`; rules in docs/schema-evolution.md (\"TRUNCATE\")."},
+    {"routing.delete_mode", "enum(hard|soft|ignore)", "hard",
+     "What a source delete (and a tombstone that deletes a key) does: `hard` deletes the Doris row (delete sign); "
+     "`soft` keeps it with `soft_delete_column` true (and `deleted_at_column` set) and every other row of the table "
+     "carries it false; `ignore` drops the delete (`cdc2doris_records_skipped_total{reason=\"delete_ignored\"}`, "
+     "logged at debug). Rules in docs/decoding.md (\"Delete modes\")."},
+    {"routing.soft_delete_column", "string", "__deleted",
+     "Soft deletes: the BOOLEAN flag column (the name Debezium's ExtractNewRecordState rewrite mode uses). "
+     "Auto-created tables get it."},
+    {"routing.deleted_at_column", "string", "\"\" (none)",
+     "Soft deletes: a DATETIME(3) column set to the delete's `source.ts_ms` (wall clock of `decoding.time_zone`), "
+     "NULL on every other row. Auto-created tables get it."},
     {"routing.create_properties", "map<string,string>", "{}",
      "PROPERTIES of auto-created tables (e.g. `replication_num`, `replication_allocation`); merged over the "
      "defaults `enable_unique_key_merge_on_write`, `light_schema_change` (true) and `replication_num` (3)."},
@@ -116,6 +127,12 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
      "Schema-evolution policy of this table."},
     {"routing.tables.*.truncate", "enum(apply|ignore|fail)", "(routing.truncate)",
      "What a source TRUNCATE does to this table."},
+    {"routing.tables.*.delete_mode", "enum(hard|soft|ignore)", "(routing.delete_mode)",
+     "What a source delete does to this table."},
+    {"routing.tables.*.soft_delete_column", "string", "(routing.soft_delete_column)",
+     "The soft-delete flag column of this table."},
+    {"routing.tables.*.deleted_at_column", "string", "(routing.deleted_at_column)",
+     "The deleted-at column of this table; `\"\"`: none."},
     {"routing.tables.*.properties", "map<string,string>", "{}",
      "PROPERTIES when this table is auto-created, over `routing.create_properties`."},
     {"routing.tables.*.buckets", "integer", "0 (AUTO)", "Buckets when this table is auto-created; 0: `BUCKETS AUTO`.",
