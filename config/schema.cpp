@@ -128,7 +128,8 @@ constexpr std::array kKeys = std::to_array<KeySpec>({
     {"routing.tables.*.truncate", "enum(apply|ignore|fail)", "(routing.truncate)",
      "What a source TRUNCATE does to this table."},
     {"routing.tables.*.delete_mode", "enum(hard|soft|ignore)", "(routing.delete_mode)",
-     "What a source delete does to this table."},
+     "What a source delete does to this table, e.g. `routing: {tables: {ods.orders: {delete_mode: soft, "
+     "deleted_at_column: deleted_at}}}`."},
     {"routing.tables.*.soft_delete_column", "string", "(routing.soft_delete_column)",
      "The soft-delete flag column of this table."},
     {"routing.tables.*.deleted_at_column", "string", "(routing.deleted_at_column)",
