@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <optional>
@@ -184,4 +185,28 @@ TEST_CASE("delete modes: a soft table without the flag column stops naming the A
   CHECK(res.error->message().find("no column '__deleted'") != std::string::npos);
   CHECK(res.error->message().find("ADD COLUMN `__deleted` BOOLEAN") != std::string::npos);
   CHECK(w.emu.rows("d", "plain").empty());
+}
+
+TEST_CASE("delete modes: a soft DUPLICATE KEY table appends whole-image deletes flagged, skips key-only ones",
+          "[pipeline][delete_modes]") {
+  World w(Settings{{{"d", "hist"}, mode(decode::DeleteMode::Soft)}});
+  w.emu.sql("d", "CREATE TABLE hist " + kCols + ", __deleted BOOLEAN NULL) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  const std::string topic = "pg.d.hist";
+  w.source.add_topic(topic, 1);
+  w.source.produce(topic, 0, key(1), pg("hist", 'c', 10, R"({"id":1,"v":"a","big":"A"})"));
+  w.source.produce(topic, 0, key(1), pg("hist", 'd', 20, ""));  // key only: nothing to append
+  auto res = w.run(2);
+  REQUIRE_FALSE(res.error);
+  const std::string my = "my.d.hist";
+  w.source.add_topic(my, 1);
+  w.source.produce(my, 0, key(2), mysql("hist", 'c', "null", R"({"id":2,"v":"b","big":"B"})"));
+  w.source.produce(my, 0, key(2), mysql("hist", 'd', R"({"id":2,"v":"b","big":"B"})", "null"));
+  res = w.run(2);
+  REQUIRE_FALSE(res.error);
+  auto rows = w.emu.rows("d", "hist");
+  std::sort(rows.begin(), rows.end());
+  CHECK(rows == std::vector<std::string>{R"({"id":1,"v":"a","big":"A","__deleted":false})",
+                                         R"({"id":2,"v":"b","big":"B","__deleted":false})",
+                                         R"({"id":2,"v":"b","big":"B","__deleted":true})"});
+  CHECK(w.metrics.skipped(pipeline::SkipReason::KeyOnlyDelete) == 1);
 }
