@@ -48,6 +48,10 @@ struct TableOverride {
   std::optional<bool> auto_create;
   std::optional<schema::Policy> schema_evolution;
   std::optional<pipeline::TruncatePolicy> truncate;
+  // Delete modes (docs/decoding.md); unset: routing.delete_mode etc. (Config::decoding.deletes).
+  std::optional<decode::DeleteMode> delete_mode;
+  std::optional<std::string> soft_delete_column;
+  std::optional<std::string> deleted_at_column;
   std::map<std::string, std::string> properties;
   int buckets = 0;
   bool flexible_partial_updates = false;
@@ -88,6 +92,8 @@ struct Config {
   bool auto_create = false;
   schema::Policy schema_evolution = schema::Policy::Add;
   std::optional<pipeline::TruncatePolicy> truncate;  // nullopt: by key model
+  // routing.delete_mode, soft_delete_column, deleted_at_column live in
+  // decoding.deletes (the decoder's default for every table).
   std::map<std::string, std::string> create_properties;
   std::map<std::string, std::string> create_database_properties;
 

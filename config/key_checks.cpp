@@ -68,6 +68,18 @@ void check_decoding(const Reader& r, const YAML::Node& root, const Config& c) {
   // the decoder through the router (TableSettings), which knows the target.
 }
 
+// The soft-delete flag and the deleted-at column are two columns.
+void check_deletes(const Reader& r, const YAML::Node& root, const Config& c) {
+  const auto& d = c.decoding.deletes;
+  if (d.soft_column == d.deleted_at_column)
+    r.fail(find_node(root, {"routing", "deleted_at_column"}).Mark(), "routing.deleted_at_column",
+           "must differ from routing.soft_delete_column");
+  for (const auto& [name, t] : c.tables)
+    if (t.soft_delete_column.value_or(d.soft_column) == t.deleted_at_column.value_or(d.deleted_at_column))
+      r.fail(find_node(root, {"routing", "tables", name}).Mark(), "routing.tables." + name + ".deleted_at_column",
+             "must differ from the soft_delete_column");
+}
+
 void check_admin(const Reader& r, const YAML::Node& root, Config& c) {
   if (c.admin_tls_cert_file.empty() != c.admin_tls_key_file.empty())
     r.fail(find_node(root, {"admin", "tls"}).Mark(), "admin.tls", "needs both cert_file and key_file");
@@ -89,6 +101,7 @@ void check_config(const Reader& r, const YAML::Node& root, Config& c) {
   check_kafka(r, root, c);
   check_delivery(r, root, c);
   check_decoding(r, root, c);
+  check_deletes(r, root, c);
   check_admin(r, root, c);
 }
 

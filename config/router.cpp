@@ -85,6 +85,13 @@ class RuleRouter : public pipeline::Router {
       if (o.auto_create) s.auto_create = *o.auto_create;
       if (o.schema_evolution) s.schema_evolution = *o.schema_evolution;
       if (o.truncate) s.truncate = *o.truncate;
+      if (o.delete_mode || o.soft_delete_column || o.deleted_at_column) {
+        decode::DeleteOptions d = cfg_.decoding.deletes;
+        if (o.delete_mode) d.mode = *o.delete_mode;
+        if (o.soft_delete_column) d.soft_column = *o.soft_delete_column;
+        if (o.deleted_at_column) d.deleted_at_column = *o.deleted_at_column;
+        s.deletes = d;
+      }
       for (const auto& [k, v] : o.properties) s.create.properties[k] = v;
       s.create.buckets = o.buckets;
       s.create.flexible_partial_updates = o.flexible_partial_updates;

@@ -66,6 +66,32 @@ const std::vector<std::pair<std::string, pipeline::TruncatePolicy>> kTruncate = 
     {"apply", pipeline::TruncatePolicy::Apply},
     {"ignore", pipeline::TruncatePolicy::Ignore},
     {"fail", pipeline::TruncatePolicy::Fail}};
+const std::vector<std::pair<std::string, decode::DeleteMode>> kDeleteModes = {
+    {"hard", decode::DeleteMode::Hard}, {"soft", decode::DeleteMode::Soft}, {"ignore", decode::DeleteMode::Ignore}};
+
+// A soft-delete column: a name the table can have (the deleted-at one may be
+// empty: none).
+Check<std::string> column_name(bool may_be_empty) {
+  return [may_be_empty](const Reader& r, const YAML::Node& n, const std::string& where, const std::string& v) {
+    if (v.empty() && !may_be_empty) r.fail(n.Mark(), where, "expected a column name, got an empty string");
+    if (v.starts_with("__DORIS_")) r.fail(n.Mark(), where, "'" + v + "' is a Doris hidden column name");
+  };
+}
+
+// routing.tables.*.soft_delete_column / deleted_at_column: unset follows routing.*.
+Key<TableOverride> table_column(std::string path, std::optional<std::string> TableOverride::*member, bool may_be_empty,
+                                std::string_view doc) {
+  return Table::custom(
+      std::move(path), "string", doc,
+      [member, may_be_empty](const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t) {
+        t.*member = r.str(n, where);
+        column_name(may_be_empty)(r, n, where, *(t.*member));
+      },
+      [member](const TableOverride& t) {
+        return t.*member ? YAML::Node(*(t.*member)) : YAML::Node(YAML::NodeType::Null);
+      });
+}
+
 std::vector<std::pair<std::string, std::string>> same(std::initializer_list<const char*> names) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const char* n : names) out.emplace_back(n, n);
@@ -120,6 +146,16 @@ std::vector<Key<TableOverride>> declare_tables() {
                                                            kPolicies, "Schema-evolution policy of this table.")),
       shown_as("(routing.truncate)", Table::choice("routing.tables.*.truncate", FIELD(truncate), kTruncate,
                                                    "What a source TRUNCATE does to this table.")),
+      shown_as("(routing.delete_mode)",
+               Table::choice("routing.tables.*.delete_mode", FIELD(delete_mode), kDeleteModes,
+                             "What a source delete does to this table, e.g. `routing: {tables: {ods.orders: "
+                             "{delete_mode: soft, deleted_at_column: deleted_at}}}`.")),
+      shown_as("(routing.soft_delete_column)",
+               table_column("routing.tables.*.soft_delete_column", &TableOverride::soft_delete_column, false,
+                            "The soft-delete flag column of this table.")),
+      shown_as("(routing.deleted_at_column)",
+               table_column("routing.tables.*.deleted_at_column", &TableOverride::deleted_at_column, true,
+                            "The deleted-at column of this table; `\"\"`: none.")),
       Table::string_map("routing.tables.*.properties", FIELD(properties),
                         "PROPERTIES when this table is auto-created, over `routing.create_properties`."),
       shown_as("0 (AUTO)", Table::integer("routing.tables.*.buckets", FIELD(buckets), between(0, 100000),
@@ -386,6 +422,21 @@ std::vector<Key<Config>> declare() {
                          "between epochs, exactly once; `ignore` skips it; `fail` stops the daemon naming the record "
                          "and the table. Counted in `cdc2doris_truncates_total{table,action}`; rules in "
                          "docs/schema-evolution.md (\"TRUNCATE\").")),
+      C::choice("routing.delete_mode", FIELD(decoding.deletes.mode), kDeleteModes,
+                "What a source delete (and a tombstone that deletes a key) does: `hard` deletes the Doris row "
+                "(delete sign); `soft` keeps it with `soft_delete_column` true (and `deleted_at_column` set) and "
+                "every other row of the table carries it false; `ignore` drops the delete "
+                "(`cdc2doris_records_skipped_total{reason=\"delete_ignored\"}`, logged at debug). Rules in "
+                "docs/decoding.md (\"Delete modes\")."),
+      C::string("routing.soft_delete_column", FIELD(decoding.deletes.soft_column),
+                "Soft deletes: the BOOLEAN flag column (the name Debezium's ExtractNewRecordState rewrite mode "
+                "uses). Auto-created tables get it.",
+                column_name(false)),
+      shown_as("\"\" (none)",
+               C::string("routing.deleted_at_column", FIELD(decoding.deletes.deleted_at_column),
+                         "Soft deletes: a DATETIME(3) column set to the delete's `source.ts_ms` (wall clock of "
+                         "`decoding.time_zone`), NULL on every other row. Auto-created tables get it.",
+                         column_name(true))),
       C::string_map("routing.create_properties", FIELD(create_properties),
                     "PROPERTIES of auto-created tables (e.g. `replication_num`, `replication_allocation`); merged over "
                     "the defaults `enable_unique_key_merge_on_write`, `light_schema_change` (true) and "

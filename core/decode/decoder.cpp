@@ -6,6 +6,22 @@
 
 namespace cdc2doris::decode {
 
+const char* to_string(DeleteMode m) {
+  switch (m) {
+    case DeleteMode::Hard: return "hard";
+    case DeleteMode::Soft: return "soft";
+    case DeleteMode::Ignore: return "ignore";
+  }
+  return "?";
+}
+
+std::optional<DeleteMode> parse_delete_mode(std::string_view s) {
+  if (s == "hard") return DeleteMode::Hard;
+  if (s == "soft") return DeleteMode::Soft;
+  if (s == "ignore") return DeleteMode::Ignore;
+  return std::nullopt;
+}
+
 const char* to_string(Kind k) {
   switch (k) {
     case Kind::Change: return "change";

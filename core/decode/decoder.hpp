@@ -69,6 +69,27 @@ struct ExtraColumns {
   bool any() const { return !op.empty() || !source_ts.empty() || !sequence.empty(); }
 };
 
+// What a source delete does to its Doris row (docs/decoding.md, "Delete modes").
+//  Hard:   a row with __DORIS_DELETE_SIGN__ 1 (Doris removes the key).
+//  Soft:   the row stays: an upsert with `soft_column` true (and
+//          `deleted_at_column` from source.ts_ms); every other row of the
+//          table carries the flag false (and deleted_at null).
+//  Ignore: no row; counted in Change::deletes_ignored.
+enum class DeleteMode { Hard, Soft, Ignore };
+const char* to_string(DeleteMode m);
+std::optional<DeleteMode> parse_delete_mode(std::string_view s);
+
+struct DeleteOptions {
+  DeleteMode mode = DeleteMode::Hard;
+  // The name Debezium's ExtractNewRecordState gives the same flag
+  // (delete.handling.mode=rewrite), so queries written for it carry over; the
+  // leading underscores keep it apart from source columns. BOOLEAN.
+  std::string soft_column = "__deleted";
+  // DATETIME(3): source.ts_ms in decoding.time_zone; empty = no such column.
+  std::string deleted_at_column;
+  bool operator==(const DeleteOptions&) const = default;
+};
+
 enum class Kind { Change, Tombstone, Heartbeat, TransactionMetadata, SchemaChange, Truncate, Message };
 const char* to_string(Kind k);
 
@@ -100,6 +121,9 @@ struct SourcePosition {
 struct Row {
   std::string json;
   std::vector<std::string> partial_columns;
+  // A source delete written as an upsert with the soft-delete flag true
+  // (DeleteMode::Soft); is_delete() is false for it.
+  bool soft_delete = false;
   bool is_delete() const;
 };
 
@@ -111,6 +135,8 @@ struct Change {
   SourcePosition position;
   std::vector<Row> rows;
   bool primary_key_changed = false;
+  // Delete rows dropped by DeleteMode::Ignore (a key change's old-key delete too).
+  uint32_t deletes_ignored = 0;
   std::string ddl;  // schema-change records: the DDL text when present
   // The row's Connect schema (the after-image struct, the row itself when
   // flattened) when the record carried one; nullptr for schemaless records.
@@ -159,6 +185,8 @@ struct DecodeStats {
   uint64_t rows = 0;
   uint64_t deletes = 0;
   uint64_t partial_rows = 0;
+  uint64_t soft_deletes = 0;     // deletes written as flagged upserts (DeleteMode::Soft)
+  uint64_t deletes_ignored = 0;  // delete rows dropped (DeleteMode::Ignore)
   uint64_t primary_key_changes = 0;
   uint64_t tombstones = 0;
   uint64_t heartbeats = 0;
@@ -177,6 +205,7 @@ struct DecodeStats {
 struct TableOptions {
   std::vector<std::string> key_columns;       // empty: the Kafka key's fields
   std::optional<ExtraColumns> extra_columns;  // nullopt: DecoderOptions::extra_columns
+  std::optional<DeleteOptions> deletes;       // nullopt: DecoderOptions::deletes
 };
 
 struct DecoderOptions {
@@ -200,6 +229,7 @@ struct DecoderOptions {
   size_t max_record_bytes = 16 * 1024 * 1024;
   ExtraColumns extra_columns;
   std::map<std::string, ExtraColumns> extra_columns_per_table;  // "db.table" -> overrides the default
+  DeleteOptions deletes;  // TableOptions::deletes overrides it per table
   // Key columns when the Kafka key is null or not the PK ("db.table" -> names).
   std::map<std::string, std::vector<std::string>> key_columns;
   // Per-table settings looked up by the record's source identity (db, schema,

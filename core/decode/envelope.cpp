@@ -307,6 +307,7 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   c.op = 0;
   c.ddl.clear();
   c.primary_key_changed = false;
+  c.deletes_ignored = 0;
   c.row_schema = nullptr;
   c.unknown_columns = false;
   c.position.clear();

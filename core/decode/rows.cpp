@@ -13,6 +13,7 @@ Row& Decoder::Impl::new_row(Change& out) {
   Row& r = out.rows.back();
   r.json.clear();
   r.partial_columns.clear();
+  r.soft_delete = false;
   return r;
 }
 
@@ -58,10 +59,76 @@ void Decoder::Impl::append_extras(const Change& c, const ExtraColumns& ex, Row& 
   }
 }
 
+namespace {
+
+// Connectors whose before-image is always the whole row: Debezium's MySQL
+// and MariaDB connectors require binlog_row_image=FULL, SQL Server's change
+// tables hold every column. PostgreSQL's depends on REPLICA IDENTITY, and
+// under DEFAULT the non-key columns are type defaults that look like values
+// (docs/decoding.md): loading them would overwrite the stored row.
+bool full_before_image(const Change& c) {
+  const std::string& n = c.position.connector;
+  return n == "mysql" || n == "mariadb" || n == "sqlserver";
+}
+
+}  // namespace
+
+void Decoder::Impl::append_soft_columns(const Change& c, const DeleteOptions& d, bool deleted, Row& r,
+                                        bool list_names) {
+  r.json.push_back(',');
+  append_json_string(d.soft_column, r.json);
+  r.json.append(deleted ? ":true" : ":false");
+  if (list_names) r.partial_columns.push_back(d.soft_column);
+  if (d.deleted_at_column.empty()) return;
+  // A key-only soft delete without a source time (a tombstone) leaves the
+  // stored deleted-at as it is rather than inventing one.
+  if (deleted && !c.position.ts_ms && list_names) return;
+  r.json.push_back(',');
+  append_json_string(d.deleted_at_column, r.json);
+  if (!deleted || !c.position.ts_ms) {
+    r.json.append(":null");
+  } else {
+    // An instant, like a ZonedTimestamp: the wall clock of decoding.time_zone.
+    int64_t ms = *c.position.ts_ms;
+    if (zone != nullptr) ms += int64_t{zone->At(absl::FromUnixMillis(ms)).offset} * 1000;
+    r.json.append(":\"");
+    format_timestamp(ms, 1000, r.json);
+    r.json.push_back('"');
+  }
+  if (list_names) r.partial_columns.push_back(d.deleted_at_column);
+}
+
 // partial: write only the non-TOAST columns and list them.
 // A full row takes b's buffer over (b is cleared): emit each image once.
 void Decoder::Impl::emit_row(Change& c, RowBuild& b, bool is_delete, bool partial) {
+  const DeleteOptions& del = deletes_for();
+  bool soft_delete = false;
+  if (is_delete && del.mode == DeleteMode::Ignore) {
+    ++c.deletes_ignored;
+    ++stats.deletes_ignored;
+    return;
+  }
+  if (is_delete && del.mode == DeleteMode::Soft) {
+    // The row stays, flagged. Without a trustworthy whole before-image only
+    // the key is written (a partial row): Doris keeps every other stored
+    // value instead of taking NULLs or type defaults.
+    if ((partial || !full_before_image(c)) && !c.key_columns.empty()) {
+      for (auto& col : b.cols) {
+        const std::string_view n = b.name(col);
+        col.toast = std::find(c.key_columns.begin(), c.key_columns.end(), n) == c.key_columns.end();
+      }
+      partial = true;
+    }
+    is_delete = false;
+    soft_delete = true;
+  }
+  if (del.mode == DeleteMode::Soft && b.find(del.soft_column) != nullptr) {
+    path.clear();
+    fail(DecodeErrorCode::Unsupported,
+         "no source column named like the soft-delete flag (routing soft_delete_column)", del.soft_column);
+  }
   Row& r = new_row(c);
+  r.soft_delete = soft_delete;
   const ExtraColumns& ex = extras_for(c);
   if (b.unknown && c.row_schema == nullptr) c.unknown_columns = true;
   if (!partial) {
@@ -80,9 +147,11 @@ void Decoder::Impl::emit_row(Change& c, RowBuild& b, bool is_delete, bool partia
     }
   }
   const bool empty = r.json.size() == 1;
-  if (ex.any()) {
-    append_extras(c, ex, r, partial);
-    if (empty) r.json.erase(1, 1);  // append_extras writes a leading comma
+  const bool soft_table = del.mode == DeleteMode::Soft;
+  if (ex.any() || soft_table) {
+    if (ex.any()) append_extras(c, ex, r, partial);
+    if (soft_table) append_soft_columns(c, del, soft_delete, r, partial);
+    if (empty) r.json.erase(1, 1);  // the appenders write a leading comma
   }
   if (r.json.size() > 1) r.json.push_back(',');
   r.json += "\"__DORIS_DELETE_SIGN__\":";
@@ -91,6 +160,7 @@ void Decoder::Impl::emit_row(Change& c, RowBuild& b, bool is_delete, bool partia
   if (partial) r.partial_columns.emplace_back(kDeleteSign);
   ++stats.rows;
   if (is_delete) ++stats.deletes;
+  if (soft_delete) ++stats.soft_deletes;
   if (partial) ++stats.partial_rows;
 }
 

@@ -278,6 +278,11 @@ Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const ka
       if (!ex.sequence.empty() && ex.sequence != opt.sequence_col)
         opt.extra_columns.push_back({ex.sequence, "BIGINT", true, std::nullopt, false, false});
     }
+    if (const auto del = td.settings.deletes.value_or(decoder_.options().deletes); del.mode == decode::DeleteMode::Soft) {
+      opt.extra_columns.push_back({del.soft_column, "BOOLEAN", true, std::nullopt, false, false});
+      if (!del.deleted_at_column.empty())
+        opt.extra_columns.push_back({del.deleted_at_column, "DATETIME(3)", true, std::nullopt, false, false});
+    }
     if (td.shape.database_missing) {
       if (auto p = create_database(t, td, opt, msg)) return *p;
     }
@@ -311,6 +316,11 @@ Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const ka
   const auto& ex = decoder_.options().extra_columns;
   for (const auto* n : {&ex.op, &ex.source_ts, &ex.sequence})
     if (!n->empty()) ignore.insert(*n);
+  // The soft-delete columns are the pipeline's, not the source's.
+  if (const auto del = td.settings.deletes.value_or(decoder_.options().deletes); del.mode == decode::DeleteMode::Soft) {
+    ignore.insert(del.soft_column);
+    if (!del.deleted_at_column.empty()) ignore.insert(del.deleted_at_column);
+  }
   const std::string& meta_prefix = decoder_.options().flattened.metadata_prefix;
   auto source = schema::columns_from_schema(
       *row_schema, change_.key_columns, decoder_.options().envelope == decode::Envelope::Flattened ? meta_prefix : "");

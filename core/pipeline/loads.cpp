@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 #include <variant>
 
@@ -23,6 +24,12 @@ const char* to_string(LoadMode m) {
 }
 
 namespace {
+
+bool iequals(std::string_view a, std::string_view b) {  // Doris column names ignore case
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
 
 bool dominating(const decode::Row& row) { return row.partial_columns.empty() || row.is_delete(); }
 
@@ -215,17 +222,39 @@ OpenLoad* Pipeline::Impl::new_load(TableLoads& tl, const Target& target, const d
 std::optional<TableInfo> Pipeline::Impl::table_info(const Target& t, const TableSettings& s) {
   if (auto it = table_info_cache_.find(t); it != table_info_cache_.end()) return it->second;
   TableInfo info;
-  if (s.unique_key) {
-    info.unique = *s.unique_key;
-  } else {
+  const decode::DeleteOptions del = s.deletes.value_or(decoder_.options().deletes);
+  const bool soft = del.mode == decode::DeleteMode::Soft;
+  if (s.unique_key) info.unique = *s.unique_key;
+  if (!s.unique_key || soft) {
     auto schema = deps_.doris.schema(t.db, t.table);
     if (auto* err = std::get_if<doris::DorisError>(&schema)) {
       fail(*err, "schema lookup");
       return std::nullopt;
     }
-    const auto& keys = std::get<doris::TableSchema>(schema).keys_type;
-    info.unique = keys == "UNIQUE_KEYS";
-    log_->info("table {} has key model {}", t.name(), keys);
+    const auto& ts = std::get<doris::TableSchema>(schema);
+    if (!s.unique_key) {
+      info.unique = ts.keys_type == "UNIQUE_KEYS";
+      log_->info("table {} has key model {}", t.name(), ts.keys_type);
+    }
+    // Stream Load drops JSON keys the table has no column for: without
+    // these columns every soft delete would silently do nothing.
+    if (soft)
+      for (const std::string* col : {&del.soft_column, &del.deleted_at_column}) {
+        if (col->empty()) continue;
+        const bool found = std::any_of(ts.columns.begin(), ts.columns.end(),
+                                       [&](const doris::ColumnSchema& c) { return iequals(c.name, *col); });
+        if (found) continue;
+        ErrorContext ctx;
+        ctx.table = t.name();
+        fail(Error(Disposition::Fatal,
+                   "table " + t.name() + " has no column '" + *col + "', which delete_mode soft writes: add it (" +
+                       "ALTER TABLE `" + t.db + "`.`" + t.table + "` ADD COLUMN `" + *col + "` " +
+                       (col == &del.soft_column ? "BOOLEAN" : "DATETIME(3)") +
+                       ") or let routing.auto_create create the table",
+                   ctx),
+             "schema lookup");
+        return std::nullopt;
+      }
   }
   if (info.unique) {
     auto mode = detect_mode(t, s);

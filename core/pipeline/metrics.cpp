@@ -49,6 +49,7 @@ const char* to_string(SkipReason r) {
     case SkipReason::Message: return "message";
     case SkipReason::NotRouted: return "not_routed";
     case SkipReason::KeyOnlyDelete: return "key_only_delete";
+    case SkipReason::DeleteIgnored: return "delete_ignored";
   }
   return "?";
 }

@@ -55,8 +55,9 @@ inline constexpr double kCommitLatencyBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1
 inline constexpr size_t kCommitLatencyBucketCount = sizeof(kCommitLatencyBuckets) / sizeof(double);
 
 // Why a consumed record loaded nothing (bad records are counted apart).
-enum class SkipReason { Tombstone, Heartbeat, TransactionMetadata, SchemaChange, Truncate, Message, NotRouted, KeyOnlyDelete };
-inline constexpr size_t kSkipReasonCount = 8;
+enum class SkipReason { Tombstone, Heartbeat, TransactionMetadata, SchemaChange, Truncate, Message, NotRouted, KeyOnlyDelete,
+                        DeleteIgnored };
+inline constexpr size_t kSkipReasonCount = 9;
 const char* to_string(SkipReason r);
 
 // Reasons the pipeline rewinds for (cdc2doris_rewinds_total{reason}).

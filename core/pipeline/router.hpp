@@ -52,6 +52,8 @@ struct TableSettings {
   // nullopt: apply for a UNIQUE KEY table, ignore for the others (a
   // DUPLICATE KEY table keeps history, which a source TRUNCATE does not undo).
   std::optional<TruncatePolicy> truncate;
+  // nullopt: the decoder's DecoderOptions::deletes (routing.delete_mode ...).
+  std::optional<decode::DeleteOptions> deletes;
 };
 
 class Router {

@@ -296,6 +296,11 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
     }
   }
   if (row_renames_ != nullptr) rename_row_columns(*row_renames_);
+  if (change_.deletes_ignored != 0) {  // delete_mode ignore
+    for (uint32_t i = 0; i < change_.deletes_ignored; ++i) deps_.metrics.add_skipped(SkipReason::DeleteIgnored);
+    log_->debug("delete at {}/{}@{} for {} ignored (delete_mode ignore)", msg.topic, msg.partition, msg.offset,
+                target->name());
+  }
   const int64_t source_ms = change_.position.ts_ms.value_or(0);
   const std::optional<int64_t> seq = change_.position.sequence();
   for (const auto& row : change_.rows) {
@@ -313,13 +318,16 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
 }
 
 Pipeline::Impl::KeyOnly Pipeline::Impl::key_only_delete(const Target& target, const decode::Row& row) {
-  if (!row.is_delete() || row.partial_columns.empty()) return KeyOnly::Load;
+  if (!(row.is_delete() || row.soft_delete) || row.partial_columns.empty()) return KeyOnly::Load;
   // A delete known only by its key (a tombstone whose delete record this run
   // did not read: it began right after it; a delete without a before-image)
   // is a partial row, which Doris refuses for any table but a merge-on-write
   // UNIQUE one ("Only unique key merge on write support partial update",
   // fe NereidsStreamLoadPlanner) and would refuse on every retry. A
   // DUPLICATE KEY table keeps history and has no row to delete: skipped.
+  // The same for a key-only soft delete (delete_mode soft): there is no
+  // stored row to flag, and appending the key alone would refuse NOT NULL
+  // columns; a soft delete with the whole before-image is appended as history.
   auto info = table_info(target, deps_.router.settings(target));
   if (!info) return KeyOnly::Failed;
   if (info->unique) return KeyOnly::Load;

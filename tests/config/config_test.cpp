@@ -101,6 +101,9 @@ routing:
   auto_create: true
   schema_evolution: full
   truncate: ignore
+  delete_mode: ignore
+  soft_delete_column: gone
+  deleted_at_column: gone_at
   create_properties: {replication_num: "1"}
   create_database_properties: {replication_allocation: "tag.location.default: 1"}
   tables:
@@ -120,6 +123,9 @@ routing:
       columns: ["id BIGINT", "note VARCHAR(200)"]
       new_column_type: STRING
       truncate: fail
+      delete_mode: soft
+      soft_delete_column: is_deleted
+      deleted_at_column: ""
 delivery:
   label_prefix: "p1"
   epoch_interval: 5s
@@ -196,6 +202,9 @@ logging:
     CHECK(other.auto_create);
     CHECK(other.schema_evolution == schema::Policy::Full);
     CHECK(other.truncate == pipeline::TruncatePolicy::Ignore);
+    CHECK(s.deletes == decode::DeleteOptions{decode::DeleteMode::Soft, "is_deleted", ""});
+    CHECK_FALSE(other.deletes);
+    CHECK(c.decoding.deletes == decode::DeleteOptions{decode::DeleteMode::Ignore, "gone", "gone_at"});
     // Unset: decided by the key model (core/pipeline/truncate.cpp).
     CHECK_FALSE(config::make_router(config::load_string(kMinimal, "m.yaml", &env))->settings({"a", "b"}).truncate);
   }

@@ -50,6 +50,9 @@ std::string special_sample(const std::string& path, const std::string& secret_fi
       {"routing.tables.*.columns", "[\"id BIGINT\"]"},
       {"routing.tables.*.decimal_scales", "{amount: 3}"},
       {"routing.tables.*.epoch_units", "{created: us}"},
+      // Two columns, so they must differ.
+      {"routing.deleted_at_column", "gone_at"},
+      {"routing.tables.*.deleted_at_column", "removed_at"},
   };
   auto it = samples.find(path);
   if (it == samples.end()) return "";

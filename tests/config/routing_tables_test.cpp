@@ -81,3 +81,70 @@ routing: {tables: {ods.orders: {key_model: unique}}}
   auto router = config::make_router(cfg);
   CHECK_FALSE(pipeline::with_target_table_options(cfg.decoding, *router).table_options);
 }
+
+TEST_CASE("Delete modes: routing default and per target table", "[config][routing][delete_modes]") {
+  const char* yaml = R"Y(
+kafka: {bootstrap_servers: "k:9092", topics: [t]}
+doris: {fe: ["127.0.0.1:8030"]}
+routing:
+  target: "ods.{table}"
+  delete_mode: ignore
+  soft_delete_column: is_deleted
+  tables:
+    ods.orders:
+      delete_mode: soft
+      deleted_at_column: deleted_at
+    ods.items:
+      delete_mode: hard
+)Y";
+  std::map<std::string, std::string> env;
+  const auto cfg = config::load_string(yaml, "t.yaml", &env);
+  CHECK(cfg.decoding.deletes.mode == decode::DeleteMode::Ignore);
+  CHECK(cfg.decoding.deletes.soft_column == "is_deleted");
+  auto router = config::make_router(cfg);
+  const auto orders = router->settings({"ods", "orders"}).deletes;
+  REQUIRE(orders);
+  CHECK(*orders == decode::DeleteOptions{decode::DeleteMode::Soft, "is_deleted", "deleted_at"});
+  CHECK_FALSE(router->settings({"ods", "other"}).deletes);  // the decoder's default
+
+  decode::Decoder dec(pipeline::with_target_table_options(cfg.decoding, *router));
+  decode::Change ch;
+  decode::KafkaRecord r;
+  const std::string key = R"({"id":9})";
+  r.key = key;
+  auto del = [&](const std::string& table) {
+    r.topic = "db.shop." + table;
+    const std::string v = mysql_record(table, "d", R"({"id":9,"qty":1})", "null");
+    r.value = v;
+    REQUIRE_FALSE(dec.decode(r, ch));
+  };
+  del("orders");
+  REQUIRE(ch.rows.size() == 1);
+  CHECK(ch.rows[0].json == R"({"id":9,"qty":1,"is_deleted":true,"deleted_at":"1970-01-01 00:00:00.001000","__DORIS_DELETE_SIGN__":0})");
+  del("items");
+  REQUIRE(ch.rows.size() == 1);
+  CHECK(ch.rows[0].json == R"({"id":9,"qty":1,"__DORIS_DELETE_SIGN__":1})");
+  del("other");
+  CHECK(ch.rows.empty());
+  CHECK(ch.deletes_ignored == 1);
+}
+
+TEST_CASE("Delete modes: bad values are refused with their key path", "[config][routing][delete_modes]") {
+  auto error_of = [](const std::string& routing) {
+    const std::string yaml = "kafka: {bootstrap_servers: k, topics: [t]}\ndoris: {fe: [x]}\nrouting:\n" + routing;
+    std::map<std::string, std::string> env;
+    try {
+      config::load_string(yaml, "t.yaml", &env);
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(error_of("  delete_mode: archive\n"), Catch::Contains("routing.delete_mode"));
+  CHECK_THAT(error_of("  soft_delete_column: \"\"\n"), Catch::Contains("routing.soft_delete_column"));
+  CHECK_THAT(error_of("  deleted_at_column: __deleted\n"), Catch::Contains("must differ"));
+  CHECK_THAT(error_of("  tables:\n    a.b: {delete_mode: gone}\n"), Catch::Contains("routing.tables.a.b.delete_mode"));
+  CHECK_THAT(error_of("  tables:\n    a.b: {soft_delete_column: __DORIS_DELETE_SIGN__}\n"),
+             Catch::Contains("hidden column"));
+  CHECK(error_of("  delete_mode: soft\n  deleted_at_column: gone_at\n").empty());
+}

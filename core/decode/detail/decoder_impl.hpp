@@ -449,6 +449,11 @@ struct Decoder::Impl {
   const ExtraColumns& extras_for(const Change& c);
   void append_extras(const Change& c, const ExtraColumns& ex, Row& r, bool list_names);
   void emit_row(Change& c, RowBuild& b, bool is_delete, bool partial);
+  const DeleteOptions& deletes_for() const {
+    return table_opts != nullptr && table_opts->deletes ? *table_opts->deletes : opt.deletes;
+  }
+  // Soft deletes: the flag (and deleted-at) every row of the table carries.
+  void append_soft_columns(const Change& c, const DeleteOptions& d, bool deleted, Row& r, bool list_names);
 
   // ---------------------------------------------------------------- schema
 
