@@ -61,14 +61,19 @@ for image in $(sed -nE 's/^FROM +([^ ]+).*/\1/p' "$tree/deploy/docker/Dockerfile
   echo "base image $image: the pull failed: $(tail -n 1 <<<"$out")"
   [[ $image == debian:bookworm* ]] || fail "cannot make $image locally (only Debian 12 images can be bootstrapped here)"
   rootfs=$cache/debian-bookworm-minbase.tar
-  if [ ! -s "$rootfs" ] || [ -n "$(find "$rootfs" -mtime +7)" ]; then
+  if [ ! -f "$rootfs" ] || [ -n "$(find "$rootfs" -mtime +7)" ]; then
     command -v mmdebstrap >/dev/null || skip "the base image cannot be pulled and mmdebstrap is missing to bootstrap it"
     mkdir -p "$cache"
-    mmdebstrap --variant=minbase --mode=root bookworm "$rootfs.new" >"$tmp/mmdebstrap.log" 2>&1 \
-      || { tail -n 20 "$tmp/mmdebstrap.log" >&2; fail "mmdebstrap bookworm failed"; }
-    mv "$rootfs.new" "$rootfs"
+    # mmdebstrap picks the output format by the name's extension: .tar
+    mmdebstrap --variant=minbase --mode=root bookworm "$cache/bootstrap.$$.tar" >"$tmp/mmdebstrap.log" 2>&1 \
+      || { rm -f "$cache/bootstrap.$$.tar"; tail -n 20 "$tmp/mmdebstrap.log" >&2; fail "mmdebstrap bookworm failed"; }
+    mv "$cache/bootstrap.$$.tar" "$rootfs"
   fi
-  buildah "${store[@]}" import "$rootfs" "docker.io/library/$image" >/dev/null
+  c=$(buildah "${store[@]}" from scratch)
+  buildah "${store[@]}" add "$c" "$rootfs" / >/dev/null   # a local tar is unpacked
+  buildah "${store[@]}" config --cmd /bin/bash "$c"
+  buildah "${store[@]}" commit -q --rm "$c" "docker.io/library/$image" >/dev/null \
+    || fail "storing the bootstrapped rootfs as $image failed"
   echo "    instead: Debian $(tar -xOf "$rootfs" ./etc/debian_version) bootstrapped from the apt mirror with mmdebstrap, stored as $image"
 done
 
