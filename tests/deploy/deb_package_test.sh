@@ -13,47 +13,17 @@
 # is installed (it is left alone).
 set -euo pipefail
 cpack=$1 build=$2 version=$3
-fail() { echo "FAIL: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "installing a package needs root"
+. "$(dirname "$0")/deb_lib.sh"
 command -v dpkg-shlibdeps >/dev/null || fail "dpkg-shlibdeps missing (Debian package dpkg-dev, scripts/setup)"
 
+deb_begin
 tmp=$(mktemp -d)
-# One package test at a time on this machine (parallel ctest runs, other
-# worktrees): they would install and purge the same package under each other.
-exec 9>/run/lock/cdc2doris-deb-package-test.lock
-flock -w 600 9 || fail "another package test held the lock for 10 minutes"
-
-status() { dpkg-query -W -f='${Status}' cdc2doris 2>/dev/null || true; }
-# dpkg does not wait for its lock; apt runs elsewhere on the machine may hold it.
-dpkg_retry() {
-  local out i
-  for i in $(seq 60); do
-    if out=$(dpkg "$@" 2>&1); then echo "$out"; return 0; fi
-    case $out in *"lock"*) sleep 1;; *) echo "$out" >&2; return 1;; esac
-  done
-  echo "$out" >&2; return 1
-}
 cleanup() {
   local rc=$?
-  case $(status) in
-    *installed*|*config-files*|*half*|*unpacked*) dpkg_retry -P cdc2doris >/dev/null || rc=1;;
-  esac
-  [ -n "${made_state:-}" ] && rm -rf /var/lib/cdc2doris
+  deb_end || rc=1
   rm -rf "$tmp"
   exit $rc
 }
-
-case $(status) in
-  "") ;;
-  *)
-    installed_version=$(dpkg-query -W -f='${Version}' cdc2doris)
-    case $installed_version in
-      *~testbuild) echo "purging a test package left by an interrupted run ($installed_version)"
-                   dpkg_retry -P cdc2doris >/dev/null;;
-      *) skip "cdc2doris $installed_version is installed on this machine; not touching it";;
-    esac;;
-esac
 trap cleanup EXIT
 
 # ---- build the package
@@ -81,39 +51,16 @@ dpkg-deb -I "$deb" conffiles | grep -qx /etc/cdc2doris/cdc2doris.yaml.example ||
 
 # ---- install: no --force-*; Depends must be satisfied by what is installed
 dpkg_retry -i "$deb" >/dev/null || fail "dpkg -i failed"
-[ "$(status)" = "install ok installed" ] || fail "status after dpkg -i: $(status)"
-ldd /usr/bin/cdc2doris | grep -q "not found" && fail "missing shared libraries: $(ldd /usr/bin/cdc2doris | grep 'not found')"
-
 # The installed binary names the version and the commit it was built from
 # (core/common/build_info, the commit captured in the build tree).
 commit=$(sed -n 's/^#define CDC2DORIS_BUILD_COMMIT "\(.*\)"$/\1/p' "$build/core/common/generated/cdc2doris_build_commit.h")
 [ -n "$commit" ] || fail "no commit in $build/core/common/generated/cdc2doris_build_commit.h"
-out=$(/usr/bin/cdc2doris version) || fail "cdc2doris version failed"
-[ "$out" = "cdc2doris $version (commit $commit)" ] || fail "version printed '$out', expected 'cdc2doris $version (commit $commit)'"
-
-export DORIS_PASSWORD=example-doris-password KAFKA_USERNAME=example-user KAFKA_PASSWORD=example-kafka-password
-out=$(/usr/bin/cdc2doris check --config /etc/cdc2doris/cdc2doris.yaml.example 2>&1) \
-  || fail "check of the installed example failed: $out"
-[[ $out == *"is valid"* ]] || fail "unexpected check output: $out"
-[[ $out == *"$DORIS_PASSWORD"* || $out == *"$KAFKA_PASSWORD"* ]] && fail "check printed a secret"
-
-out=$(systemd-analyze verify --man=no /lib/systemd/system/cdc2doris.service 2>&1) \
-  || fail "systemd-analyze verify of the installed unit: $out"
-[ -z "$out" ] || fail "systemd-analyze verify warned about the installed unit: $out"
+deb_verify_installed "$version" "$commit"
 
 # ---- remove keeps the conffile, purge removes it and the state directory
 dpkg_retry -r cdc2doris >/dev/null || fail "dpkg -r failed"
 [ ! -e /usr/bin/cdc2doris ] || fail "dpkg -r left /usr/bin/cdc2doris"
 [ -e /etc/cdc2doris/cdc2doris.yaml.example ] || fail "dpkg -r removed the conffile (only purge should)"
-[ "$(status)" = "deinstall ok config-files" ] || fail "status after dpkg -r: $(status)"
-if [ ! -e /var/lib/cdc2doris ]; then
-  made_state=1
-  mkdir -p /var/lib/cdc2doris && touch /var/lib/cdc2doris/checkpoint-marker
-fi
-dpkg_retry -P cdc2doris >/dev/null || fail "dpkg -P failed"
-[ -z "$(status)" ] || [[ $(status) == *not-installed* ]] || fail "status after purge: $(status)"
-[ ! -e /etc/cdc2doris/cdc2doris.yaml.example ] || fail "purge left the example config"
-if [ -n "${made_state:-}" ]; then
-  [ ! -e /var/lib/cdc2doris ] || fail "purge left /var/lib/cdc2doris"
-fi
+[ "$(deb_status)" = "deinstall ok config-files" ] || fail "status after dpkg -r: $(deb_status)"
+deb_verify_purge dpkg_retry -P cdc2doris >/dev/null
 echo "package OK: $(basename "$deb"), Depends: $depends"
