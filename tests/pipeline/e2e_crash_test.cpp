@@ -215,7 +215,7 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
   std::cout << "crash campaign: seed " << seed << ", " << h.produced() << " records, " << kills
             << " random SIGKILLs, " << crash_point_hits << " crash points, " << replays << " replays, " << lingering
             << " lingering txns aborted, " << expired << " expiries, " << retentions << " retention runs ("
-            << deleted_records << " records deleted), " << h.compacted_away() << " records compacted away\n";
+            << deleted_records << " records deleted)\n";
 }
 
 TEST_CASE("e2e: schema changes — SIGKILL at the DDL crash points while a table grows columns", "[e2e][crash][ddl]") {
