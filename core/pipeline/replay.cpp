@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 #include <variant>
 
 namespace cdc2doris::pipeline {
@@ -131,7 +132,38 @@ void Pipeline::Impl::finish_replay() {
   // that was paused meanwhile (a zombie) may find the group resolved the
   // epoch without it. Then they are aborted rather than committed.
   if (!replay_still_owned()) return;
+  // A table none of whose parts committed takes the parts the replay built,
+  // in their commit order, whatever the recorded split was: nothing of the
+  // range is in Doris, and every recorded label not built again was
+  // replaced by an empty load above. The split differs when the range
+  // changed since it was recorded: the log cleaner compacted it (a
+  // tombstone whose delete is gone deletes by key alone, a row of another
+  // column set). A built label beyond the recorded ones that a crash leaves
+  // pre-committed but unrecorded is refused as "Label Already Exists" at the
+  // next attempt, which aborts it by label.
+  std::set<Target> resplit;
+  for (const auto& t : r.tables)
+    if (std::none_of(r.record.txns.begin(), r.record.txns.end(), [&](const state::TableTxn& x) {
+          return x.committed && x.db == t.db && x.table == t.table;
+        }))
+      resplit.insert(t);
+  if (!resplit.empty()) {
+    std::vector<state::TableTxn> merged;
+    std::set<Target> placed;
+    for (const auto& old : r.record.txns) {
+      const Target t{old.db, old.table};
+      if (!resplit.count(t)) {
+        merged.push_back(old);
+        continue;
+      }
+      if (!placed.insert(t).second) continue;
+      for (const auto& fresh : txns)
+        if (fresh.db == t.db && fresh.table == t.table) merged.push_back(fresh);
+    }
+    r.record.txns = std::move(merged);
+  }
   for (const auto& fresh : txns) {
+    if (resplit.count({fresh.db, fresh.table})) continue;
     auto it = std::find_if(r.record.txns.begin(), r.record.txns.end(),
                            [&](const state::TableTxn& t) { return t.label == fresh.label; });
     if (it == r.record.txns.end() || it->committed) {

@@ -54,7 +54,8 @@ std::vector<FakeSource::Stored> FakeSource::messages(const TopicPartition& tp) c
   std::lock_guard lk(mu_);
   std::vector<Stored> out;
   if (auto it = log_.find(tp); it != log_.end())
-    for (const auto& m : it->second) out.push_back(*m);
+    for (const auto& m : it->second)
+      if (m) out.push_back(*m);
   return out;
 }
 
@@ -236,6 +237,7 @@ kafka::PollResult FakeSource::poll(std::chrono::milliseconds timeout, size_t max
           for (size_t n = 0; n < chunk_ && next < static_cast<int64_t>(v.size()) && msgs.size() < max_messages;
                ++n, ++next) {
             const auto& m = v[static_cast<size_t>(next)];
+            if (!m) continue;  // compacted away
             keep->held.push_back(m);
             kafka::Message msg;
             msg.topic = lit->first.topic;
@@ -279,6 +281,7 @@ std::optional<Error> FakeSource::read_range(const Ranges& ranges,
         held.push_back(lit->second[static_cast<size_t>(off)]);
     }
     for (size_t i = 0; i < held.size(); ++i) {
+      if (!held[i]) continue;  // compacted away
       kafka::Message msg;
       msg.topic = topic;
       msg.partition = tp.partition;
@@ -377,6 +380,11 @@ std::variant<kafka::GroupOffsetMap, Error> FakeSource::committed_group(const std
 void FakeSource::set_log_start(const kafka::TopicPartition& tp, int64_t offset) {
   std::lock_guard lk(mu_);
   log_start_[tp] = offset;
+}
+
+void FakeSource::compact(const kafka::TopicPartition& tp, int64_t offset) {
+  std::lock_guard lk(mu_);
+  log_.at(tp).at(static_cast<size_t>(offset)) = nullptr;
 }
 
 void FakeSource::recreate_topic(const std::string& topic) {

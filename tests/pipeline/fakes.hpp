@@ -81,6 +81,9 @@ class FakeSource final : public kafka::Source {
   // Retention: offsets below `offset` are gone as far as watermarks()
   // reports (poll() still serves them: the pipeline must not ask).
   void set_log_start(const kafka::TopicPartition& tp, int64_t offset);
+  // The log cleaner removed the record at `offset` (compaction: a later
+  // record has its key); its offset stays taken, nothing serves it.
+  void compact(const kafka::TopicPartition& tp, int64_t offset);
   // The topic deleted and created again, empty: its records and the group's
   // offsets for it are gone (what the broker does on a topic deletion).
   void recreate_topic(const std::string& topic);

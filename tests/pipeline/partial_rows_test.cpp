@@ -280,6 +280,56 @@ TEST_CASE("partial rows: a multi-load epoch whose pre-commits Doris dropped is r
                                                              R"({"id":3,"v":"q","big":"P2","seq":1110})"});
 }
 
+// Issue 31 (1): the log cleaner compacts an epoch's range between its record
+// and its replay. A delete with its before-image is a whole row, in the load
+// of the table's whole rows, and the tombstone after it deleted nothing more;
+// once compaction dropped the key's insert and delete, the tombstone deletes
+// by key alone — a row of another column set, so the replay builds three
+// loads where one was recorded. The replay stopped the daemon ("built load
+// ... which the recorded epoch does not hold as uncommitted").
+TEST_CASE("partial rows: a replay of a range the log cleaner compacted since it was recorded loads it in its new split",
+          "[pipeline][partial]") {
+  World w;
+  const kafka::TopicPartition tp{"pg.d.runs", 0};
+  auto delete_with_before = [](int id) {
+    return std::string(R"({"before":)") + row(id, "x", "X1") + R"(,"after":null,)" +
+           R"("source":{"version":"2.5.0.Final","connector":"postgresql","name":"pg","ts_ms":1,"snapshot":"false",)"
+           R"("db":"d","schema":"public","table":"runs","txId":7,"lsn":1030},"op":"d","ts_ms":2})";
+  };
+  w.source.produce(tp.topic, 0, R"({"id":1})", pg("runs", 'c', 1010, row(1, "a", "A1")));  // 0
+  w.source.produce(tp.topic, 0, R"({"id":2})", pg("runs", 'c', 1020, row(2, "x", "X1")));  // 1
+  w.source.produce(tp.topic, 0, R"({"id":2})", delete_with_before(2));                      // 2
+  w.source.produce(tp.topic, 0, R"({"id":2})", std::nullopt);                               // 3: tombstone
+  w.source.produce(tp.topic, 0, R"({"id":3})", pg("runs", 'c', 1040, row(3, "p", "P1")));  // 4
+  w.emu.fault(R"({"type":"fail_commit","count":100000})");
+  auto cfg = w.config();
+  cfg.shutdown_deadline = 300ms;
+  auto res = w.run(cfg, 5);
+  REQUIRE(res.error);
+  auto rec = w.store.latest();
+  REQUIRE(rec);
+  REQUIRE(rec->state == state::EpochState::Precommitted);
+  REQUIRE(rec->txns.size() == 1);  // whole rows and the delete: one load
+  w.emu.clear_faults();
+  w.emu.fault(R"({"type":"expire_precommitted"})");
+  w.source.compact(tp, 1);
+  w.source.compact(tp, 2);
+
+  cfg = w.config();
+  cfg.epoch_interval = 200ms;
+  res = w.run_until(cfg, [&] { return w.caught_up(); });
+  INFO((res.error ? res.error->what() : std::string("no error")));
+  REQUIRE_FALSE(res.error);
+  REQUIRE(w.caught_up());
+  CHECK(w.metrics.epochs_replayed >= 1);
+  CHECK(w.emu.rows("d", "runs") == std::vector<std::string>{R"({"id":1,"v":"a","big":"A1","seq":null})",
+                                                             R"({"id":3,"v":"p","big":"P1","seq":null})"});
+  auto replayed = w.store.get(rec->epoch);
+  REQUIRE(replayed);
+  CHECK(replayed->state == state::EpochState::Committed);
+  CHECK(replayed->txns.size() == 3);
+}
+
 // Issue 31 (8): a new owner resolving another member's pending epoch knows
 // only its labels. A sequence-mode table's parts commit full rows and
 // deletes first, whatever order they were labelled in; committing them in
