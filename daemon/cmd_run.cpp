@@ -6,9 +6,11 @@
 //   signal thread    sigtimedwait() for SIGTERM/SIGINT/SIGHUP (blocked in every
 //                    other thread), sd_notify READY/STOPPING/WATCHDOG; stopped
 //                    through its stop_token after run() returns. It also
-//                    enforces the shutdown deadline: if run() has not returned
-//                    by then (a Doris call hangs) or a second signal comes, it
-//                    logs what is abandoned and _exit()s with 4. The watchdog
+//                    enforces the shutdown deadline, counted from a signal or
+//                    from the pipeline's stop on an error: if run() has not
+//                    returned by then (a Doris call or the Kafka close hangs)
+//                    or a second signal comes, it logs what is abandoned and
+//                    _exit()s with 4 (1 after a fatal error). The watchdog
 //                    is fed only while the pipeline thread's heartbeat is fresh.
 //   health monitor   two threads (pipeline::HealthMonitor): Kafka reachability,
 //                    topics, watermarks and committed offsets; the Doris FE.
@@ -60,14 +62,15 @@ sigset_t block_signals() {
 // report and close Kafka before the signal thread gives up on it.
 constexpr auto kHardStopMargin = std::chrono::seconds(3);
 
-[[noreturn]] void exit_abandoning(const pipeline::Metrics& metrics, const std::string& why) {
-  spdlog::error("{}: exiting with {} without waiting for the pipeline (phase {}); {}", why, kExitShutdownDeadline,
+[[noreturn]] void exit_abandoning(const pipeline::Metrics& metrics, const std::string& why,
+                                  int code = kExitShutdownDeadline) {
+  spdlog::error("{}: exiting with {} without waiting for the pipeline (phase {}); {}", why, code,
                 metrics.snapshot().phase, pipeline::abandoned_epochs(metrics));
   spdlog::default_logger()->flush();
   // No destructors: they would wait for the very calls that hang. The
   // checkpoint state is crash-safe by design (every write is synced), and
   // the state directory's lock dies with the process.
-  std::_Exit(kExitShutdownDeadline);
+  std::_Exit(code);
 }
 
 }  // namespace
@@ -177,6 +180,7 @@ int cmd_run(const Args& a) {
     bool ready_sent = false;
     bool starving_logged = false;
     std::optional<std::chrono::steady_clock::time_point> hard_stop;
+    bool error_stop = false;
     while (!st.stop_requested()) {
       timespec timeout{0, 200'000'000};
       int sig = sigtimedwait(&signals, nullptr, &timeout);
@@ -189,9 +193,25 @@ int cmd_run(const Args& a) {
         pipe.request_stop();
         hard_stop = std::chrono::steady_clock::now() + cfg.delivery.shutdown_deadline + kHardStopMargin;
       }
-      if (hard_stop && std::chrono::steady_clock::now() >= *hard_stop)
-        exit_abandoning(metrics, "shutdown deadline of " + std::to_string(cfg.delivery.shutdown_deadline.count()) +
-                                     " ms passed and the pipeline is still waiting (most likely on Doris)");
+      if (!hard_stop && metrics.stopping_on_error.load()) {
+        // The pipeline stopped on an error and is closing Kafka. librdkafka
+        // before 2.4 (Debian 12: 2.0.2) can block for good inside that close
+        // (a cooperative consumer closing while it handles an assignment,
+        // confluentinc/librdkafka#4527): seen once after a retention-gap
+        // stop at the first assignment, issue 31.
+        hard_stop = std::chrono::steady_clock::now() + cfg.delivery.shutdown_deadline + kHardStopMargin;
+        error_stop = true;
+      }
+      if (hard_stop && std::chrono::steady_clock::now() >= *hard_stop) {
+        const std::string deadline = std::to_string(cfg.delivery.shutdown_deadline.count()) + " ms";
+        if (error_stop)
+          exit_abandoning(metrics,
+                          "the pipeline stopped on an error and its shutdown (aborting loads, closing Kafka) did not "
+                          "end within the shutdown deadline of " + deadline,
+                          metrics.stopping_fatal.load() ? kExitFatal : kExitShutdownDeadline);
+        exit_abandoning(metrics, "shutdown deadline of " + deadline +
+                                     " passed and the pipeline is still waiting (most likely on Doris)");
+      }
       if (!ready_sent && metrics.recovered.load()) {
         sd_notify(0, "READY=1");
         ready_sent = true;

@@ -274,9 +274,13 @@ void Metrics::set_kafka_unreachable(const std::string& problem) {
   k.checked_unix_ms = now;
 }
 
-void Metrics::set_stopping(const std::string& error) {
-  std::lock_guard lk(mu_);
-  s_.stopping = redact_secrets(error);
+void Metrics::set_stopping(const std::string& error, bool fatal) {
+  {
+    std::lock_guard lk(mu_);
+    s_.stopping = redact_secrets(error);
+  }
+  stopping_fatal = fatal;
+  stopping_on_error = true;
 }
 
 void Metrics::set_doris_fe_problem(const std::string& problem) {

@@ -155,6 +155,11 @@ class Metrics {
   std::atomic<uint64_t> topics_recreated{0};
   std::atomic<uint64_t> buffered_bytes{0};
   std::atomic<bool> recovered{false};
+  // Set (by set_stopping) once the pipeline stops on an error, before it
+  // aborts its loads and closes Kafka: the daemon bounds that shutdown as it
+  // does a signalled one (cmd_run), with the exit the error implies.
+  std::atomic<bool> stopping_on_error{false};
+  std::atomic<bool> stopping_fatal{false};
   // When the Kafka client last reported a connectivity problem.
   std::atomic<int64_t> kafka_error_unix_ms{0};
   // Written by the pipeline thread only (never by the admin, monitor or
@@ -212,7 +217,7 @@ class Metrics {
   void set_kafka_reachable(const std::vector<std::string>& missing_topics);
   void set_kafka_unreachable(const std::string& problem);
   void set_doris_fe_problem(const std::string& problem);
-  void set_stopping(const std::string& error);
+  void set_stopping(const std::string& error, bool fatal);
 
   Snapshot snapshot() const;
 

@@ -1,4 +1,5 @@
 // The main loop: poll, decode, route; and the bounded shutdown.
+#include "core/common/crash_point.hpp"
 #include "core/pipeline/pipeline_impl.hpp"
 
 #include <spdlog/spdlog.h>
@@ -116,16 +117,19 @@ RunResult Pipeline::Impl::run() {
     shutdown(result);
   } catch (const FatalStop& f) {
     log_->error("stopping: {}", f.error.what());
-    deps_.metrics.set_stopping(f.error.what());
+    deps_.metrics.set_stopping(f.error.what(), f.error.disposition() == Disposition::Fatal);
     // Unrecorded txns are aborted now rather than left for the pre-commit
     // timeout; a recorded epoch stays as it is for the next start.
     abort_loads(open_.loads);
     if (replay_) abort_loads(replay_->loads);
     closing_source_ = true;
+    CDC2DORIS_CRASH_POINT("error_stop_before_kafka_close");
     if (subscribed_) deps_.source.close(std::chrono::seconds(10));
     result.error = f.error;
   } catch (const state::StateError& e) {
     log_->error("stopping: checkpoint state: {}", e.what());
+    deps_.metrics.set_stopping(std::string("checkpoint state: ") + e.what(),
+                               e.to_error().disposition() == Disposition::Fatal);
     abort_loads(open_.loads);
     closing_source_ = true;
     if (subscribed_) deps_.source.close(std::chrono::seconds(10));

@@ -94,6 +94,13 @@ class E2eHarness {
   // Retention: deletes every partition's records below the consumer group's
   // committed offset (what was loaded and committed). Returns how many.
   int64_t delete_committed_records();
+  // A retention gap: deletes `count` records of `table`'s `partition` past
+  // the group's committed offset (never loaded), which the reference then
+  // leaves out too. Returns how many were deleted.
+  int64_t delete_unloaded_records(const std::string& table, int32_t partition, int64_t count);
+  // Lines under `kafka:` in every configuration written from now on (e.g.
+  // "  on_offset_gap: skip\n"); rewrites the single daemon's configuration.
+  void set_kafka_yaml(const std::string& yaml);
   // Records the log cleaner removed from the compacted tables' topics so far.
   int64_t compacted_away() const;
   const std::string& db() const { return db_; }
@@ -115,6 +122,9 @@ class E2eHarness {
   int runs_ = 0;
   std::set<std::string> members_;
   std::map<std::string, std::string> instance_ids_;
+  std::string kafka_yaml_;
+  // Retention gaps: per topic and partition, offset ranges [from, to) nobody loaded.
+  std::map<std::pair<std::string, int32_t>, std::vector<std::pair<int64_t, int64_t>>> gone_;
 };
 
 }  // namespace cdc2doris::test
