@@ -205,9 +205,33 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
     }
   }
 
+  // A retention gap (issue 31): records nobody loaded deleted while the
+  // daemon is stopped, on a random partition of a table of whole rows. The
+  // start stops loudly; under kafka.on_offset_gap: skip the partition goes on
+  // at its log start, the deleted records never loaded (nor in the reference).
   h.start_daemon();
   require_caught_up(h, 600s);
   CHECK(h.stop_daemon() == 0);
+  h.produce(chunk);
+  std::uniform_int_distribution<int> gap_table(o.toast_tables, o.tables - 1), gap_partition(0, o.partitions - 1);
+  const std::string gap_at = "orders_" + std::to_string(gap_table(rng));
+  const int64_t gap = h.delete_unloaded_records(gap_at, gap_partition(rng), 1 + static_cast<int64_t>(chunk) / 64);
+  if (gap > 0) {
+    h.start_daemon();
+    const auto st = h.wait_daemon(120s);
+    if (st != std::optional<int>(1))
+      FAIL("a retention gap in " << gap_at << " did not stop the daemon (status " << st.value_or(-1)
+                                 << "); log tail:\n" << h.log_tail());
+    CHECK(h.count_log("is below the partition's log-start offset") >= 1);
+    h.set_kafka_yaml("  on_offset_gap: skip\n");
+  }
+  h.start_daemon();
+  require_caught_up(h, 600s);
+  CHECK(h.stop_daemon() == 0);
+  if (gap > 0) {
+    CHECK(h.count_log("continuing at the log start") >= 1);
+    h.set_kafka_yaml("");
+  }
   h.verify();
 
   const size_t replays = h.count_log("replaying epoch");
@@ -215,7 +239,7 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
   std::cout << "crash campaign: seed " << seed << ", " << h.produced() << " records, " << kills
             << " random SIGKILLs, " << crash_point_hits << " crash points, " << replays << " replays, " << lingering
             << " lingering txns aborted, " << expired << " expiries, " << retentions << " retention runs ("
-            << deleted_records << " records deleted)\n";
+            << deleted_records << " records deleted), a gap of " << gap << " records in " << gap_at << "\n";
 }
 
 TEST_CASE("e2e: schema changes — SIGKILL at the DDL crash points while a table grows columns", "[e2e][crash][ddl]") {
