@@ -175,6 +175,18 @@ std::set<int64_t> range(int from, int to) {
   return s;
 }
 
+// Ids [0, loaded) loaded and committed by a daemon run of state "a", then
+// [loaded, produced) produced and the log deleted below `log_start`: the
+// next start finds its offset `loaded` gone.
+void loaded_then_gap(Edge& e, int loaded, int produced, int64_t log_start) {
+  e.produce(creates(0, loaded));
+  e.start("a");
+  REQUIRE(e.wait_committed(loaded));
+  CHECK(e.stop() == 0);
+  e.produce(creates(loaded, produced));
+  delete_records(e.broker().bootstrap(), e.topic(), 0, log_start);
+}
+
 }  // namespace
 
 // Issue 31, 1: after compaction only a deleted key's tombstone is left; a
@@ -238,12 +250,7 @@ TEST_CASE("kafka edges: a compacted topic read from its start by a new group del
 TEST_CASE("kafka edges: a next offset deleted by retention stops the daemon; on_offset_gap skip continues",
           "[pipeline][e2e][kafka]") {
   Edge e("gap");
-  e.produce(creates(0, 100));
-  e.start("a");
-  REQUIRE(e.wait_committed(100));
-  CHECK(e.stop() == 0);
-  e.produce(creates(100, 200));
-  delete_records(e.broker().bootstrap(), e.topic(), 0, 150);
+  loaded_then_gap(e, 100, 200, 150);
 
   e.start("a");
   auto rc = e.wait_exit();
@@ -275,12 +282,7 @@ TEST_CASE("kafka edges: a next offset deleted by retention stops the daemon; on_
 TEST_CASE("kafka edges: a stop on an error whose Kafka close hangs still exits with 1 after the shutdown deadline",
           "[pipeline][e2e][kafka]") {
   Edge e("hang");
-  e.produce(creates(0, 50));
-  e.start("a");
-  REQUIRE(e.wait_committed(50));
-  CHECK(e.stop() == 0);
-  e.produce(creates(50, 100));
-  delete_records(e.broker().bootstrap(), e.topic(), 0, 70);
+  loaded_then_gap(e, 50, 100, 70);
   e.set_delivery_yaml("  shutdown_deadline: 2s\n");
   e.set_env({{"CDC2DORIS_HANG_AT", "error_stop_before_kafka_close"}});
   const auto started = std::chrono::steady_clock::now();
