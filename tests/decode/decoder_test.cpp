@@ -1,4 +1,5 @@
 #include "core/decode/decoder.hpp"
+#include "tests/decode/decode_run.hpp"
 #include "core/decode/doris_types.hpp"
 
 #include <catch2/catch.hpp>
@@ -9,21 +10,8 @@ using namespace cdc2doris::decode;
 
 namespace {
 
-struct Run {
-  Decoder dec;
-  Change change;
-  explicit Run(DecoderOptions o = {}) : dec(std::move(o)) {}
-  std::optional<DecodeError> operator()(std::optional<std::string_view> value, std::optional<std::string_view> key = std::nullopt,
-                                        std::string_view topic = "dbserver1.inventory.customers", int64_t offset = 7) {
-    KafkaRecord r;
-    r.topic = topic;
-    r.partition = 3;
-    r.offset = offset;
-    r.key = key;
-    r.value = value;
-    return dec.decode(r, change);
-  }
-  std::string row(size_t i = 0) const { return i < change.rows.size() ? change.rows[i].json : "<none>"; }
+struct Run : test::DecodeRun {
+  explicit Run(DecoderOptions o = {}) : DecodeRun(std::move(o), "dbserver1.inventory.customers", 3) {}
 };
 
 const std::string kMysqlSource =

@@ -6,26 +6,14 @@
 #include <string>
 
 #include "core/decode/decoder.hpp"
+#include "tests/decode/decode_run.hpp"
 
 using namespace cdc2doris::decode;
 
 namespace {
 
-struct Run {
-  Decoder dec;
-  Change change;
-  explicit Run(DecoderOptions o = {}) : dec(std::move(o)) {}
-  std::optional<DecodeError> operator()(std::optional<std::string_view> value, std::optional<std::string_view> key,
-                                        std::string_view topic, int64_t offset) {
-    KafkaRecord r;
-    r.topic = topic;
-    r.partition = 0;
-    r.offset = offset;
-    r.key = key;
-    r.value = value;
-    return dec.decode(r, change);
-  }
-  std::string row(size_t i = 0) const { return i < change.rows.size() ? change.rows[i].json : "<none>"; }
+struct Run : test::DecodeRun {
+  explicit Run(DecoderOptions o = {}) : DecodeRun(std::move(o), "", 0) {}
 };
 
 // 2023-11-14 22:13:20.000 UTC

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/decode/decoder.hpp"
+#include "tests/decode/decode_run.hpp"
 #include "core/decode/doris_types.hpp"
 #include "tools/doris_emulator/engine.hpp"
 
@@ -15,21 +16,8 @@ using namespace cdc2doris::decode;
 
 namespace {
 
-struct Run {
-  Decoder dec;
-  Change change;
-  explicit Run(DecoderOptions o = {}) : dec(std::move(o)) {}
-  std::optional<DecodeError> operator()(std::optional<std::string_view> value, std::optional<std::string_view> key = std::nullopt,
-                                        std::string_view topic = "pg.public.t", int64_t offset = 7) {
-    KafkaRecord r;
-    r.topic = topic;
-    r.partition = 0;
-    r.offset = offset;
-    r.key = key;
-    r.value = value;
-    return dec.decode(r, change);
-  }
-  std::string row(size_t i = 0) const { return i < change.rows.size() ? change.rows[i].json : "<none>"; }
+struct Run : test::DecodeRun {
+  explicit Run(DecoderOptions o = {}) : DecodeRun(std::move(o), "pg.public.t", 0) {}
 };
 
 const std::string kPgSource =
