@@ -4,6 +4,7 @@
 //                       [--format plain|schema|flattened] [--server NAME] [--db NAME] [--seed S]
 //                       [--note-chars N] [--mix INSERT,UPDATE,DELETE,PK_CHANGE]
 //                       [--toast-tables N] [--toast-partial-percent P]
+//                       [--rate R]
 //       Creates the topics and produces the shared workload generator's stream
 //       (tools/workload, the same generator as the tests and bench-decode).
 //       --topics 0 (default): one topic per table, `{server}.{db}.{table}`, as
@@ -13,7 +14,14 @@
 //       target tables can be fed from K topics. --note-chars sizes the
 //       VARCHAR payload (record size), --mix the operation weights, and
 //       --toast-tables / --toast-partial-percent make TOAST-style partial rows
-//       and key-only deletes (tools/workload/workload.hpp).
+//       and key-only deletes (tools/workload/workload.hpp). --records 0 only
+//       creates the topics.
+//       --rate R (the freshness bench): R records per second, each sent with
+//       every ts_ms of its value (source.ts_ms among them) set to the wall
+//       clock when it is handed to librdkafka. The generator alone makes
+//       ~50k records/s on the bench machine, less than the daemon reads, so
+//       the first min(N, 65,536) records are generated up front and sent
+//       round robin (meant for --mix 1,0,0,0: each one an insert).
 //   bench-kafka count --bootstrap B --topic-regex R
 //       The ceiling: a plain librdkafka consumer (assign from the beginning,
 //       no group, no decoding) that only counts records and bytes up to the
@@ -25,6 +33,7 @@
 // Each prints one JSON line on stdout. Bytes are key + value bytes.
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -33,6 +42,7 @@
 #include <regex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -136,6 +146,40 @@ void create_topics(rd_kafka_t* rk, const std::vector<std::string>& names, int pa
   if (!failure.empty()) throw std::runtime_error("create topics: " + failure);
 }
 
+// A record of the paced producer and where the digits of its ts_ms fields are.
+struct PacedRecord {
+  cdc2doris::workload::Record rec;
+  std::vector<size_t> ts_digits;
+};
+
+PacedRecord paced(cdc2doris::workload::Record r) {
+  PacedRecord p{std::move(r), {}};
+  if (!p.rec.value) return p;
+  const std::string& v = *p.rec.value;
+  constexpr std::string_view kField = "ts_ms\":";
+  constexpr size_t kDigits = 13;  // epoch milliseconds until 2286, the generator's clock too
+  for (size_t at = v.find(kField); at != std::string::npos; at = v.find(kField, at + 1)) {
+    const size_t d = at + kField.size();
+    if (d + kDigits > v.size() || v.find_first_not_of("0123456789", d) != d + kDigits)
+      throw std::runtime_error("paced producer: a ts_ms of " + p.rec.topic + " is not 13 digits");
+    p.ts_digits.push_back(d);
+  }
+  if (p.ts_digits.empty()) throw std::runtime_error("paced producer: a record of " + p.rec.topic + " has no ts_ms");
+  return p;
+}
+
+// The record with every ts_ms set to now (wall clock, ms).
+cdc2doris::workload::Record stamped(PacedRecord& p) {
+  if (p.rec.value) {
+    const long long now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
+    char digits[32];
+    std::snprintf(digits, sizeof digits, "%013lld", now);
+    for (size_t d : p.ts_digits) p.rec.value->replace(d, 13, digits, 13);
+  }
+  return p.rec;
+}
+
 int cmd_produce(const Args& a) {
   using namespace cdc2doris::workload;
   Options o;
@@ -160,6 +204,7 @@ int cmd_produce(const Args& a) {
     o.pk_change_weight = w[3];
   }
   const long long records = a.num("--records", 1000000);
+  const double rate = static_cast<double>(a.num("--rate", 0));
   const int topics = static_cast<int>(a.num("--topics", 0));
 
   Generator gen(o);
@@ -184,10 +229,22 @@ int cmd_produce(const Args& a) {
                                               {"log_level", "3"}});
   create_topics(rk.get(), topic_names, o.partitions);
 
+  std::vector<PacedRecord> pool;
+  if (rate > 0) {
+    for (long long i = 0; i < std::min<long long>(records, 65536); ++i) pool.push_back(paced(gen.next()));
+  }
   auto t0 = Clock::now();
   uint64_t key_bytes = 0, value_bytes = 0, tombstones = 0, partial_rows = 0, key_only_deletes = 0;
   for (long long i = 0; i < records; ++i) {
-    Record r = gen.next();
+    // Paced: no record is sent before its slot; checked every 64 records.
+    if (rate > 0 && i % 64 == 0) {
+      const auto slot = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i / rate));
+      if (slot > Clock::now()) {
+        rd_kafka_poll(rk.get(), 0);
+        std::this_thread::sleep_until(slot);
+      }
+    }
+    Record r = rate > 0 ? stamped(pool[static_cast<size_t>(i) % pool.size()]) : gen.next();
     const std::string& topic = topic_of.at(r.table);
     key_bytes += r.key.size();
     if (r.value) {
@@ -224,7 +281,10 @@ int cmd_produce(const Args& a) {
       static_cast<unsigned long long>(key_bytes), static_cast<unsigned long long>(value_bytes),
       static_cast<unsigned long long>(tombstones), static_cast<unsigned long long>(partial_rows),
       static_cast<unsigned long long>(key_only_deletes),
-      static_cast<double>(value_bytes) / static_cast<double>(records - static_cast<long long>(tombstones)), secs);
+      records > static_cast<long long>(tombstones)
+          ? static_cast<double>(value_bytes) / static_cast<double>(records - static_cast<long long>(tombstones))
+          : 0.0,
+      secs);
   return 0;
 }
 
