@@ -29,6 +29,11 @@
 //   bench-kafka wait-committed --bootstrap B --group G --topic-regex R [--timeout S]
 //       Blocks until the group's committed offsets equal the high watermarks of
 //       every partition of the matching topics (exit 0) or the timeout (exit 1).
+//   bench-kafka commit-size --bootstrap B --group G --topic-regex R
+//       What the group's last commits hold for the matching partitions: the
+//       partitions with a committed offset and their metadata bytes (the
+//       daemon writes every assigned partition at each epoch's commit point,
+//       so this is the size of one epoch's OffsetCommit, less framing).
 //
 // Each prints one JSON line on stdout. Bytes are key + value bytes.
 #include <librdkafka/rdkafka.h>
@@ -368,11 +373,38 @@ int cmd_wait_committed(const Args& a) {
   return 1;
 }
 
+int cmd_commit_size(const Args& a) {
+  Handle rk = make_handle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", a.get("--bootstrap")},
+                                              {"group.id", a.get("--group")},
+                                              {"enable.auto.commit", "false"},
+                                              {"log_level", "3"}});
+  const std::regex re(a.get("--topic-regex"));
+  auto topics = matching_topics(rk.get(), re);
+  Parts parts(rd_kafka_topic_partition_list_new(16), &rd_kafka_topic_partition_list_destroy);
+  for (const auto& [t, n] : topics)
+    for (int p = 0; p < n; ++p) rd_kafka_topic_partition_list_add(parts.get(), t.c_str(), p);
+  if (auto e = rd_kafka_committed(rk.get(), parts.get(), 60000); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw std::runtime_error(std::string("committed: ") + rd_kafka_err2str(e));
+  size_t committed = 0, metadata = 0, max_metadata = 0, names = 0;
+  for (int i = 0; i < parts->cnt; ++i) {
+    const auto& p = parts->elems[i];
+    if (p.offset < 0) continue;
+    ++committed;
+    metadata += p.metadata_size;
+    max_metadata = std::max(max_metadata, p.metadata_size);
+    names += std::strlen(p.topic);
+  }
+  std::printf("{\"partitions\":%d,\"committed_partitions\":%zu,\"metadata_bytes\":%zu,\"max_metadata_bytes\":%zu,"
+              "\"topic_name_bytes\":%zu}\n",
+              parts->cnt, committed, metadata, max_metadata, names);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench-kafka produce|count|wait-committed --bootstrap B [...] (see source header)\n");
+    std::fprintf(stderr, "usage: bench-kafka produce|count|wait-committed|commit-size --bootstrap B [...] (see source header)\n");
     return 2;
   }
   Args a;
@@ -382,6 +414,7 @@ int main(int argc, char** argv) {
     if (cmd == "produce") return cmd_produce(a);
     if (cmd == "count") return cmd_count(a);
     if (cmd == "wait-committed") return cmd_wait_committed(a);
+    if (cmd == "commit-size") return cmd_commit_size(a);
     std::fprintf(stderr, "unknown command %s\n", cmd.c_str());
     return 2;
   } catch (const std::exception& e) {

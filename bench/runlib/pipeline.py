@@ -47,7 +47,7 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None, answe
                kafka_props=spec.kafka_properties, extra_yaml=spec.yaml)
     waiter = spawn(wait_committed_argv(env.broker, group, info["regex"], 3600), stdout=subprocess.PIPE,
                    stderr=subprocess.PIPE, text=True)
-    t_consumed = None
+    t_consumed = t_first_commit = None
     peak_rss_seen = 0.0
     samples = []
     last_sample = 0.0
@@ -68,6 +68,8 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None, answe
                 samples.append({"t": round(now - d.t0, 2), "cpu_s": cpu, "rss_mib": rss, "consumed": consumed})
                 if t_consumed is None and consumed is not None and consumed >= info["records"]:
                     t_consumed = now
+                if t_first_commit is None and m and m["_commit_buckets"] and m["_commit_buckets"][-1][1] > 0:
+                    t_first_commit = now
             time.sleep(0.05)
         wout, _ = waiter.communicate()
         if waiter.returncode != 0:
@@ -95,6 +97,8 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None, answe
         "consumed_s": (t_consumed - d.t0) if t_consumed else None,
         "start_to_consuming_s": (d.t_consuming - d.t0) if d.t_consuming else None,
         "start_to_assigned_s": (d.t_assigned - d.t0) if d.t_assigned else None,
+        # The first epoch committed (the commit histogram's count moved; sampled every 0.25 s).
+        "start_to_first_commit_s": (t_first_commit - d.t0) if t_first_commit else None,
         # Rate once the group assigned the partitions (excludes start-up and the group join).
         "records_per_s_after_assign": (info["records"] / (t_done - d.t_assigned)) if d.t_assigned else None,
         # Rate from assignment until the last record was consumed (/metrics, sampled every 0.25 s): the

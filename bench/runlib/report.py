@@ -10,6 +10,7 @@ from .proc import KAFKA_LIB, ROOT
 from .settings import BUDGET_VARIANT, SLOW_ANSWER_MS, daemon_settings_text, settings_label
 from .stats import med
 from .table import fmt_num, target_basis_notes
+from .wide import wide_markdown
 from .variants import PLAIN_1K_NOTE_CHARS, TOAST_MIX, TOAST_PARTIAL_PERCENT, VARIANTS_ORDER
 
 
@@ -119,6 +120,8 @@ def write_markdown(path, res, table):
                      f"{fmt_num(med(f['peak_rss_mib']))} | {fmt_num(med(f['cpu_s_per_m']), 2)} | {f['records_per_s']['n']} |")
     if res.get("freshness"):
         L.extend(freshness_markdown(res["freshness"]))
+    if res.get("wide"):
+        L.extend(wide_markdown(res["wide"]))
     L.append("")
     L.append("## Method")
     L.extend(c.get("method", []))
