@@ -6,6 +6,8 @@ daemon run with the default settings reads it all (the daemon_run of the 8-table
 peak RSS, start-up to the first committed epoch, epoch commit p50/p99, and what the group's
 commits hold (partitions with a committed offset and their metadata bytes: the daemon writes every
 assigned partition at each epoch's commit point)."""
+import threading
+
 from .pipeline import daemon_run
 from .proc import json_line, kafka_tool, log, run
 from .workload import produce
@@ -20,11 +22,30 @@ def section_wide(env):
         raise SystemExit("--wide-partitions must be a multiple of 4 (topics of 4 partitions)")
     records = RECORDS_PER_TABLE_ROUND * tables * cfg.wide_rounds
     info = produce(env, "wide", records, tables, partitions // 4)
-    res, emu, _, _ = daemon_run(env, info, "wide", tables, 1)
+    argv = kafka_tool(env.broker, "commit-size", "--group", "wide-cdc2doris-1", "--topic-regex", info["regex"])
+    # While the daemon runs, the group's commits are read every 0.5 s: an epoch's commit point writes
+    # pending metadata (its table list) that the commit after Doris' replaces with a short marker, so the
+    # largest seen is a lower bound of the commit point's size, the last one what an idle group holds.
+    stop, seen = threading.Event(), []
+
+    def sample():
+        while not stop.wait(0.5):
+            try:
+                seen.append(json_line(run(argv, timeout=60)[0]))
+            except RuntimeError:
+                pass  # no commit yet
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        res, emu, _, _ = daemon_run(env, info, "wide", tables, 1)
+    finally:
+        stop.set()
+        sampler.join(90)
     emu.close()
-    out, _ = run(kafka_tool(env.broker, "commit-size", "--group", "wide-cdc2doris-1", "--topic-regex", info["regex"]),
-                 timeout=300)
-    size = json_line(out)
+    size = json_line(run(argv, timeout=300)[0])
+    size["largest_seen_metadata_bytes"] = max((x["metadata_bytes"] for x in seen), default=None)
+    size["largest_seen_max_metadata_bytes"] = max((x["max_metadata_bytes"] for x in seen), default=None)
+    size["samples"] = len(seen)
     log(f"wide: {tables} tables, {partitions} partitions: peak RSS {res['peak_rss_mib']:.0f} MiB, first commit after "
         f"{res['start_to_first_commit_s']} s, commit p99 {res['commit_p99_s']} s; group commit {size}")
     return {"tables": tables, "partitions": partitions, "rounds": cfg.wide_rounds, "produced": info, "daemon": res,
@@ -53,5 +74,8 @@ def wide_markdown(w):
             + ("" if d["commit_p99_s"] is None else "✅" if d["commit_p99_s"] <= 5 else "❌") + " |",
             f"| all committed after | {num(d['wall_s'])} s ({num(d['records_per_s'], '{:,.0f}')} records/s) | |",
             f"| group commit: partitions with an offset | {s['committed_partitions']:,} of {s['partitions']:,} | |",
-            f"| group commit: metadata bytes (total / per partition / largest) | {s['metadata_bytes']:,} / "
-            f"{num(per_part, '{:,.0f}')} / {s['max_metadata_bytes']:,} | |"]
+            f"| group commit at the end: metadata bytes (total / per partition / largest) | {s['metadata_bytes']:,} / "
+            f"{num(per_part, '{:,.0f}')} / {s['max_metadata_bytes']:,} | |",
+            f"| group commit during the run, largest seen in {s['samples']} samples: metadata bytes total / largest "
+            f"partition's | {num(s['largest_seen_metadata_bytes'], '{:,}')} / "
+            f"{num(s['largest_seen_max_metadata_bytes'], '{:,}')} | |"]
