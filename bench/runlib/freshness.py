@@ -43,9 +43,10 @@ def quantiles(values):
 
 
 def visible_rows(emu):
-    """{table: [(visible_unix_ms, source_ts_ms)]} of every row, from the emulator's txns and rows."""
+    """({table: [(visible_unix_ms, source_ts_ms)]} of every row, [(visible_unix_ms, newest, oldest source_ts_ms)]
+    per txn), from the emulator's txns and rows."""
     txns = json.loads(http("GET", f"http://{emu.fe}/_emulator/txns?db=shop", timeout=120)[1])["txns"]
-    by_table = {}
+    by_table, per_txn = {}, []
     for t in txns:
         if t["state"] == "VISIBLE":
             by_table.setdefault(t["table"], []).append(t)
@@ -60,11 +61,13 @@ def visible_rows(emu):
             raise RuntimeError(f"shop.{table}: {len(lines)} rows, its visible txns loaded {sum(t['rows'] for t in ts)}")
         rows, i = [], 0
         for t in ts:
-            for line in lines[i:i + t["rows"]]:
-                rows.append((t["visible_unix_ms"], json.loads(line)[SOURCE_TS_COLUMN]))
+            src = [json.loads(line)[SOURCE_TS_COLUMN] for line in lines[i:i + t["rows"]]]
+            rows.extend((t["visible_unix_ms"], x) for x in src)
+            if src:
+                per_txn.append((t["visible_unix_ms"], max(src), min(src)))
             i += t["rows"]
         out[table] = rows
-    return out
+    return out, per_txn
 
 
 def gauge_check(samples, rows):
@@ -150,7 +153,7 @@ def live_run(env, interval, share, max_rate, seconds):
             stop(p)
         d.close()
     try:
-        rows = visible_rows(emu)
+        rows, per_txn = visible_rows(emu)
     finally:
         emu.close()
     lat = [(v - s) / 1000 for rs in rows.values() for v, s in rs]
@@ -163,6 +166,10 @@ def live_run(env, interval, share, max_rate, seconds):
     res = {"epoch_interval": interval, "share_of_max": share, "rate_target": rate, "records": records,
            "rate_achieved": records / produced["produce_s"], "produce_s": produced["produce_s"],
            "freshness_s": quantiles(lat), "status_samples": len(live),
+           # Where the time goes, per txn (a table's part of an epoch): the age of its newest row when it became
+           # visible (reading, the epoch's close and the commit), and the source-time span of its rows.
+           "txn_newest_row_age_s": quantiles([(v - hi) / 1000 for v, hi, _ in per_txn]),
+           "txn_source_span_s": quantiles([(hi - lo) / 1000 for _, hi, lo in per_txn]),
            "status_gauge_s": quantiles(gauge), "truth_at_samples_s": quantiles(truth),
            "gauge_minus_truth_s": quantiles(diffs), "abs_gauge_minus_truth_s": quantiles([abs(x) for x in diffs]),
            "epochs_committed": bucket[-1][1] if bucket else None}

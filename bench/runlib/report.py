@@ -153,6 +153,17 @@ def freshness_markdown(fr):
         L.append(f"| {r['epoch_interval']} | {r['share_of_max']:.0%} | {fmt_num(r['rate_target'])} | "
                  f"{fmt_num(r['rate_achieved'])} | {f['n']:,} | {f['p50']:.3f} | {f['p99']:.3f} | {f['max']:.3f} | "
                  f"{tgt} | {gtxt} |")
+    parts = [r for r in fr["runs"] if r.get("txn_newest_row_age_s")]
+    if parts:
+        L += ["", "Where the time goes, per txn (one table's part of an epoch): the age of its newest row when the txn "
+              "became visible (reading it, the rest of the epoch, closing and committing), and the source-time span "
+              "of its rows (how much of the stream one epoch holds).", "",
+              "| epoch interval | share of max | txns | newest row age p50 / p99 / max s | source span p50 / p99 / max s |",
+              "|---|---:|---:|---|---|"]
+        for r in parts:
+            a, sp = r["txn_newest_row_age_s"], r["txn_source_span_s"]
+            L.append(f"| {r['epoch_interval']} | {r['share_of_max']:.0%} | {a['n']:,} | {a['p50']:.3f} / {a['p99']:.3f} / "
+                     f"{a['max']:.3f} | {sp['p50']:.3f} / {sp['p99']:.3f} / {sp['max']:.3f} |")
     return L
 
 
