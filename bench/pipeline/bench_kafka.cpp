@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -61,9 +62,20 @@ using Parts = std::unique_ptr<rd_kafka_topic_partition_list_t, decltype(&rd_kafk
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// Send-to-acknowledgement times of the paced producer (milliseconds).
+std::vector<double> g_ack_ms;
+
+void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
+  if (m->_private == nullptr || m->err != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  const auto sent = static_cast<Clock::rep>(reinterpret_cast<intptr_t>(m->_private));
+  g_ack_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch() -
+                                                               Clock::duration(sent)).count());
+}
+
 Handle make_handle(rd_kafka_type_t type, const std::vector<std::pair<std::string, std::string>>& conf_kv) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (type == RD_KAFKA_PRODUCER) rd_kafka_conf_set_dr_msg_cb(conf, &on_delivery);
   for (const auto& [k, v] : conf_kv) {
     if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
@@ -185,6 +197,19 @@ cdc2doris::workload::Record stamped(PacedRecord& p) {
   return p.rec;
 }
 
+// ,"ack_ms":{p50,p99,max}: how long the paced producer's records took from
+// produce() to the broker's acknowledgement (the source-to-Kafka part of
+// the freshness bench's figure); empty when unpaced.
+std::string ack_quantiles() {
+  if (g_ack_ms.empty()) return "";
+  std::sort(g_ack_ms.begin(), g_ack_ms.end());
+  auto q = [](double p) { return g_ack_ms[std::min(g_ack_ms.size() - 1, static_cast<size_t>(p * g_ack_ms.size()))]; };
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ",\"ack_ms\":{\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f}", q(0.5), q(0.99),
+                g_ack_ms.back());
+  return buf;
+}
+
 int cmd_produce(const Args& a) {
   using namespace cdc2doris::workload;
   Options o;
@@ -263,11 +288,14 @@ int cmd_produce(const Args& a) {
     }
     void* vptr = r.value ? static_cast<void*>(r.value->data()) : nullptr;
     const size_t vlen = r.value ? r.value->size() : 0;
+    void* sent = rate > 0 ? reinterpret_cast<void*>(static_cast<intptr_t>(Clock::now().time_since_epoch().count()))
+                          : nullptr;
     for (;;) {
       rd_kafka_resp_err_t e = rd_kafka_producev(
           rk.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(r.partition),
           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(r.key.data(), r.key.size()),
           RD_KAFKA_V_VALUE(vptr, vlen),
+          RD_KAFKA_V_OPAQUE(sent),
           RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) throw std::runtime_error(std::string("produce: ") + rd_kafka_err2str(e));
@@ -281,7 +309,7 @@ int cmd_produce(const Args& a) {
   std::printf(
       "{\"records\":%lld,\"tables\":%d,\"partitions\":%d,\"topics\":%zu,\"format\":\"%s\",\"key_bytes\":%llu,"
       "\"value_bytes\":%llu,\"tombstones\":%llu,\"partial_rows\":%llu,\"key_only_deletes\":%llu,"
-      "\"avg_value_bytes\":%.1f,\"produce_s\":%.3f}\n",
+      "\"avg_value_bytes\":%.1f,\"produce_s\":%.3f%s}\n",
       records, o.tables, o.partitions, topic_names.size(), to_string(o.format),
       static_cast<unsigned long long>(key_bytes), static_cast<unsigned long long>(value_bytes),
       static_cast<unsigned long long>(tombstones), static_cast<unsigned long long>(partial_rows),
@@ -289,7 +317,7 @@ int cmd_produce(const Args& a) {
       records > static_cast<long long>(tombstones)
           ? static_cast<double>(value_bytes) / static_cast<double>(records - static_cast<long long>(tombstones))
           : 0.0,
-      secs);
+      secs, ack_quantiles().c_str());
   return 0;
 }
 

@@ -9,6 +9,7 @@ time, per row. The daemon's /status freshness gauge (now - newest committed sour
 is sampled during the run and checked against the same figure computed from the emulator's rows."""
 import bisect
 import json
+import re
 import subprocess
 import time
 
@@ -64,10 +65,24 @@ def visible_rows(emu):
             src = [json.loads(line)[SOURCE_TS_COLUMN] for line in lines[i:i + t["rows"]]]
             rows.extend((t["visible_unix_ms"], x) for x in src)
             if src:
-                per_txn.append((t["visible_unix_ms"], max(src), min(src)))
+                per_txn.append((t["visible_unix_ms"], max(src), min(src), t["label"]))
             i += t["rows"]
         out[table] = rows
     return out, per_txn
+
+
+def epoch_timeline(per_txn, t0_ms):
+    """Per epoch (from the txn labels, `..._{epoch}[-part]`), in seconds after the producer's start: its
+    oldest and newest source time, and when its first and last txn became visible."""
+    by = {}
+    for v, hi, lo, label in per_txn:
+        m = re.search(r"_(\d+)(?:-\d+)?$", label)
+        if m:
+            e = by.setdefault(int(m.group(1)), [float("inf"), 0, float("inf"), 0])
+            e[0], e[1], e[2], e[3] = min(e[0], lo), max(e[1], hi), min(e[2], v), max(e[3], v)
+    return [{"epoch": k, "source_from_s": round((e[0] - t0_ms) / 1000, 3), "source_to_s": round((e[1] - t0_ms) / 1000, 3),
+             "visible_from_s": round((e[2] - t0_ms) / 1000, 3), "visible_to_s": round((e[3] - t0_ms) / 1000, 3)}
+            for k, e in sorted(by.items())]
 
 
 def gauge_check(samples, rows):
@@ -168,8 +183,11 @@ def live_run(env, interval, share, max_rate, seconds):
            "freshness_s": quantiles(lat), "status_samples": len(live),
            # Where the time goes, per txn (a table's part of an epoch): the age of its newest row when it became
            # visible (reading, the epoch's close and the commit), and the source-time span of its rows.
-           "txn_newest_row_age_s": quantiles([(v - hi) / 1000 for v, hi, _ in per_txn]),
-           "txn_source_span_s": quantiles([(hi - lo) / 1000 for _, hi, lo in per_txn]),
+           "txn_newest_row_age_s": quantiles([(v - hi) / 1000 for v, hi, _, _ in per_txn]),
+           "txn_source_span_s": quantiles([(hi - lo) / 1000 for _, hi, lo, _ in per_txn]),
+           "epochs": epoch_timeline(per_txn, t_prod0),
+           # produce() to the broker's acknowledgement in the paced producer: the source-to-Kafka part.
+           "producer_ack_ms": produced.get("ack_ms"),
            "status_gauge_s": quantiles(gauge), "truth_at_samples_s": quantiles(truth),
            "gauge_minus_truth_s": quantiles(diffs), "abs_gauge_minus_truth_s": quantiles([abs(x) for x in diffs]),
            "epochs_committed": bucket[-1][1] if bucket else None}

@@ -158,12 +158,14 @@ def freshness_markdown(fr):
         L += ["", "Where the time goes, per txn (one table's part of an epoch): the age of its newest row when the txn "
               "became visible (reading it, the rest of the epoch, closing and committing), and the source-time span "
               "of its rows (how much of the stream one epoch holds).", "",
-              "| epoch interval | share of max | txns | newest row age p50 / p99 / max s | source span p50 / p99 / max s |",
-              "|---|---:|---:|---|---|"]
+              "| epoch interval | share of max | txns | newest row age p50 / p99 / max s | source span p50 / p99 / max s "
+              "| producer send → broker ack p50 / p99 / max ms |",
+              "|---|---:|---:|---|---|---|"]
         for r in parts:
-            a, sp = r["txn_newest_row_age_s"], r["txn_source_span_s"]
+            a, sp, ack = r["txn_newest_row_age_s"], r["txn_source_span_s"], r.get("producer_ack_ms")
+            ack_txt = f"{ack['p50']:.0f} / {ack['p99']:.0f} / {ack['max']:.0f}" if ack else "–"
             L.append(f"| {r['epoch_interval']} | {r['share_of_max']:.0%} | {a['n']:,} | {a['p50']:.3f} / {a['p99']:.3f} / "
-                     f"{a['max']:.3f} | {sp['p50']:.3f} / {sp['p99']:.3f} / {sp['max']:.3f} |")
+                     f"{a['max']:.3f} | {sp['p50']:.3f} / {sp['p99']:.3f} / {sp['max']:.3f} | {ack_txt} |")
     return L
 
 
