@@ -190,6 +190,8 @@ def live_run(env, interval, share, max_rate, seconds):
            "producer_ack_ms": produced.get("ack_ms"),
            "status_gauge_s": quantiles(gauge), "truth_at_samples_s": quantiles(truth),
            "gauge_minus_truth_s": quantiles(diffs), "abs_gauge_minus_truth_s": quantiles([abs(x) for x in diffs]),
+           # Samples taken between a table's rows becoming visible and the daemon marking their epoch committed.
+           "gauge_behind_share": (sum(1 for x in diffs if x > 0.001) / len(diffs)) if diffs else None,
            "epochs_committed": bucket[-1][1] if bucket else None}
     f = res["freshness_s"]
     log(f"freshness {interval} at {share:.0%} ({rate} rec/s, achieved {res['rate_achieved']:.0f}): p50 {f['p50']:.3f} s, "

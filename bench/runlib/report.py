@@ -148,8 +148,9 @@ def freshness_markdown(fr):
     for r in fr["runs"]:
         f, g = r["freshness_s"], r.get("gauge_minus_truth_s")
         tgt = "" if r.get("target_p99_s") is None else f"≤ {r['target_p99_s']:g} s " + ("✅" if r["target_met"] else "❌")
-        gtxt = (f"{g['min']:+.3f} / {g['p50']:+.3f} / {g['p99']:+.3f} / {g['max']:+.3f} ({g['n']})" if g
-                else "no samples")
+        gtxt = (f"{g['min']:+.3f} / {g['p50']:+.3f} / {g['p99']:+.3f} / {g['max']:+.3f} ({g['n']}"
+                + (f", {r['gauge_behind_share']:.0%} behind" if r.get("gauge_behind_share") is not None else "") + ")"
+                if g else "no samples")
         L.append(f"| {r['epoch_interval']} | {r['share_of_max']:.0%} | {fmt_num(r['rate_target'])} | "
                  f"{fmt_num(r['rate_achieved'])} | {f['n']:,} | {f['p50']:.3f} | {f['p99']:.3f} | {f['max']:.3f} | "
                  f"{tgt} | {gtxt} |")
