@@ -265,6 +265,14 @@ def method_text(cfg, defaults):
         "The /status gauge is sampled every 0.25 s while the producer writes (from 2 s after its start); for each "
         "sample and table, truth = sample time − the newest source.ts_ms among the rows visible by then (the "
         "gauge's definition applied to the emulator), and gauge − truth is reported. Same host and clock for all.",
+        f"- Wide: `--wide-tables` ({cfg.wide_tables:,}) tables fed from `--wide-partitions` ({cfg.wide_partitions:,}) "
+        "partitions in topics of 4 (table i in topic t{i % topics}), a backlog of `--wide-rounds` "
+        f"({cfg.wide_rounds}) x 8 records per table, one daemon run with its defaults against a count-only emulator "
+        "holding the tables (created before the daemon starts). Start-up to the first commit = process start to "
+        "the first /metrics sample (every 0.25 s) whose commit histogram counts an epoch. The group's commits are "
+        "read with `bench-kafka commit-size` every 0.5 s during the run and once after it: partitions with an "
+        "offset and their metadata bytes (an epoch's commit point writes pending metadata that the commit after "
+        "Doris' replaces with a short marker, so the largest seen is a lower bound of the commit point's size).",
         "- Memory: the 8-table stream of the pipeline section (and, with `--memory-streams e2e8,schema`, the "
         "schema-envelope stream of the variants, typed tables), one daemon run per stream, setting and repetition "
         "(settings interleaved within a repetition), with `kafka.properties.queued.max.messages.kbytes`, "
