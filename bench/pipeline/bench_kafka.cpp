@@ -4,6 +4,7 @@
 //                       [--format plain|schema|flattened] [--server NAME] [--db NAME] [--seed S]
 //                       [--note-chars N] [--mix INSERT,UPDATE,DELETE,PK_CHANGE]
 //                       [--toast-tables N] [--toast-partial-percent P]
+//                       [--rate R]
 //       Creates the topics and produces the shared workload generator's stream
 //       (tools/workload, the same generator as the tests and bench-decode).
 //       --topics 0 (default): one topic per table, `{server}.{db}.{table}`, as
@@ -13,7 +14,14 @@
 //       target tables can be fed from K topics. --note-chars sizes the
 //       VARCHAR payload (record size), --mix the operation weights, and
 //       --toast-tables / --toast-partial-percent make TOAST-style partial rows
-//       and key-only deletes (tools/workload/workload.hpp).
+//       and key-only deletes (tools/workload/workload.hpp). --records 0 only
+//       creates the topics.
+//       --rate R (the freshness bench): R records per second, each sent with
+//       every ts_ms of its value (source.ts_ms among them) set to the wall
+//       clock when it is handed to librdkafka. The generator alone makes
+//       ~50k records/s on the bench machine, less than the daemon reads, so
+//       the first min(N, 65,536) records are generated up front and sent
+//       round robin (meant for --mix 1,0,0,0: each one an insert).
 //   bench-kafka count --bootstrap B --topic-regex R
 //       The ceiling: a plain librdkafka consumer (assign from the beginning,
 //       no group, no decoding) that only counts records and bytes up to the
@@ -21,11 +29,18 @@
 //   bench-kafka wait-committed --bootstrap B --group G --topic-regex R [--timeout S]
 //       Blocks until the group's committed offsets equal the high watermarks of
 //       every partition of the matching topics (exit 0) or the timeout (exit 1).
+//   bench-kafka commit-size --bootstrap B --group G --topic-regex R
+//       What the group's last commits hold for the matching partitions: the
+//       partitions with a committed offset and their metadata bytes (the
+//       daemon writes every assigned partition at each epoch's commit point,
+//       so this is the size of one epoch's OffsetCommit, less framing).
 //
 // Each prints one JSON line on stdout. Bytes are key + value bytes.
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -33,6 +48,7 @@
 #include <regex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -46,9 +62,20 @@ using Parts = std::unique_ptr<rd_kafka_topic_partition_list_t, decltype(&rd_kafk
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// Send-to-acknowledgement times of the paced producer (milliseconds).
+std::vector<double> g_ack_ms;
+
+void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
+  if (m->_private == nullptr || m->err != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  const auto sent = static_cast<Clock::rep>(reinterpret_cast<intptr_t>(m->_private));
+  g_ack_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch() -
+                                                               Clock::duration(sent)).count());
+}
+
 Handle make_handle(rd_kafka_type_t type, const std::vector<std::pair<std::string, std::string>>& conf_kv) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (type == RD_KAFKA_PRODUCER) rd_kafka_conf_set_dr_msg_cb(conf, &on_delivery);
   for (const auto& [k, v] : conf_kv) {
     if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
@@ -136,6 +163,53 @@ void create_topics(rd_kafka_t* rk, const std::vector<std::string>& names, int pa
   if (!failure.empty()) throw std::runtime_error("create topics: " + failure);
 }
 
+// A record of the paced producer and where the digits of its ts_ms fields are.
+struct PacedRecord {
+  cdc2doris::workload::Record rec;
+  std::vector<size_t> ts_digits;
+};
+
+PacedRecord paced(cdc2doris::workload::Record r) {
+  PacedRecord p{std::move(r), {}};
+  if (!p.rec.value) return p;
+  const std::string& v = *p.rec.value;
+  constexpr std::string_view kField = "ts_ms\":";
+  constexpr size_t kDigits = 13;  // epoch milliseconds until 2286, the generator's clock too
+  for (size_t at = v.find(kField); at != std::string::npos; at = v.find(kField, at + 1)) {
+    const size_t d = at + kField.size();
+    if (d + kDigits > v.size() || v.find_first_not_of("0123456789", d) != d + kDigits)
+      throw std::runtime_error("paced producer: a ts_ms of " + p.rec.topic + " is not 13 digits");
+    p.ts_digits.push_back(d);
+  }
+  if (p.ts_digits.empty()) throw std::runtime_error("paced producer: a record of " + p.rec.topic + " has no ts_ms");
+  return p;
+}
+
+// The record with every ts_ms set to now (wall clock, ms).
+cdc2doris::workload::Record stamped(PacedRecord& p) {
+  if (p.rec.value) {
+    const long long now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
+    char digits[32];
+    std::snprintf(digits, sizeof digits, "%013lld", now);
+    for (size_t d : p.ts_digits) p.rec.value->replace(d, 13, digits, 13);
+  }
+  return p.rec;
+}
+
+// ,"ack_ms":{p50,p99,max}: how long the paced producer's records took from
+// produce() to the broker's acknowledgement (the source-to-Kafka part of
+// the freshness bench's figure); empty when unpaced.
+std::string ack_quantiles() {
+  if (g_ack_ms.empty()) return "";
+  std::sort(g_ack_ms.begin(), g_ack_ms.end());
+  auto q = [](double p) { return g_ack_ms[std::min(g_ack_ms.size() - 1, static_cast<size_t>(p * g_ack_ms.size()))]; };
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ",\"ack_ms\":{\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f}", q(0.5), q(0.99),
+                g_ack_ms.back());
+  return buf;
+}
+
 int cmd_produce(const Args& a) {
   using namespace cdc2doris::workload;
   Options o;
@@ -160,6 +234,7 @@ int cmd_produce(const Args& a) {
     o.pk_change_weight = w[3];
   }
   const long long records = a.num("--records", 1000000);
+  const double rate = static_cast<double>(a.num("--rate", 0));
   const int topics = static_cast<int>(a.num("--topics", 0));
 
   Generator gen(o);
@@ -184,10 +259,22 @@ int cmd_produce(const Args& a) {
                                               {"log_level", "3"}});
   create_topics(rk.get(), topic_names, o.partitions);
 
+  std::vector<PacedRecord> pool;
+  if (rate > 0) {
+    for (long long i = 0; i < std::min<long long>(records, 65536); ++i) pool.push_back(paced(gen.next()));
+  }
   auto t0 = Clock::now();
   uint64_t key_bytes = 0, value_bytes = 0, tombstones = 0, partial_rows = 0, key_only_deletes = 0;
   for (long long i = 0; i < records; ++i) {
-    Record r = gen.next();
+    // Paced: no record is sent before its slot; checked every 64 records.
+    if (rate > 0 && i % 64 == 0) {
+      const auto slot = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i / rate));
+      if (slot > Clock::now()) {
+        rd_kafka_poll(rk.get(), 0);
+        std::this_thread::sleep_until(slot);
+      }
+    }
+    Record r = rate > 0 ? stamped(pool[static_cast<size_t>(i) % pool.size()]) : gen.next();
     const std::string& topic = topic_of.at(r.table);
     key_bytes += r.key.size();
     if (r.value) {
@@ -201,11 +288,14 @@ int cmd_produce(const Args& a) {
     }
     void* vptr = r.value ? static_cast<void*>(r.value->data()) : nullptr;
     const size_t vlen = r.value ? r.value->size() : 0;
+    void* sent = rate > 0 ? reinterpret_cast<void*>(static_cast<intptr_t>(Clock::now().time_since_epoch().count()))
+                          : nullptr;
     for (;;) {
       rd_kafka_resp_err_t e = rd_kafka_producev(
           rk.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(r.partition),
           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(r.key.data(), r.key.size()),
           RD_KAFKA_V_VALUE(vptr, vlen),
+          RD_KAFKA_V_OPAQUE(sent),
           RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) throw std::runtime_error(std::string("produce: ") + rd_kafka_err2str(e));
@@ -219,12 +309,15 @@ int cmd_produce(const Args& a) {
   std::printf(
       "{\"records\":%lld,\"tables\":%d,\"partitions\":%d,\"topics\":%zu,\"format\":\"%s\",\"key_bytes\":%llu,"
       "\"value_bytes\":%llu,\"tombstones\":%llu,\"partial_rows\":%llu,\"key_only_deletes\":%llu,"
-      "\"avg_value_bytes\":%.1f,\"produce_s\":%.3f}\n",
+      "\"avg_value_bytes\":%.1f,\"produce_s\":%.3f%s}\n",
       records, o.tables, o.partitions, topic_names.size(), to_string(o.format),
       static_cast<unsigned long long>(key_bytes), static_cast<unsigned long long>(value_bytes),
       static_cast<unsigned long long>(tombstones), static_cast<unsigned long long>(partial_rows),
       static_cast<unsigned long long>(key_only_deletes),
-      static_cast<double>(value_bytes) / static_cast<double>(records - static_cast<long long>(tombstones)), secs);
+      records > static_cast<long long>(tombstones)
+          ? static_cast<double>(value_bytes) / static_cast<double>(records - static_cast<long long>(tombstones))
+          : 0.0,
+      secs, ack_quantiles().c_str());
   return 0;
 }
 
@@ -308,11 +401,38 @@ int cmd_wait_committed(const Args& a) {
   return 1;
 }
 
+int cmd_commit_size(const Args& a) {
+  Handle rk = make_handle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", a.get("--bootstrap")},
+                                              {"group.id", a.get("--group")},
+                                              {"enable.auto.commit", "false"},
+                                              {"log_level", "3"}});
+  const std::regex re(a.get("--topic-regex"));
+  auto topics = matching_topics(rk.get(), re);
+  Parts parts(rd_kafka_topic_partition_list_new(16), &rd_kafka_topic_partition_list_destroy);
+  for (const auto& [t, n] : topics)
+    for (int p = 0; p < n; ++p) rd_kafka_topic_partition_list_add(parts.get(), t.c_str(), p);
+  if (auto e = rd_kafka_committed(rk.get(), parts.get(), 60000); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw std::runtime_error(std::string("committed: ") + rd_kafka_err2str(e));
+  size_t committed = 0, metadata = 0, max_metadata = 0, names = 0;
+  for (int i = 0; i < parts->cnt; ++i) {
+    const auto& p = parts->elems[i];
+    if (p.offset < 0) continue;
+    ++committed;
+    metadata += p.metadata_size;
+    max_metadata = std::max(max_metadata, p.metadata_size);
+    names += std::strlen(p.topic);
+  }
+  std::printf("{\"partitions\":%d,\"committed_partitions\":%zu,\"metadata_bytes\":%zu,\"max_metadata_bytes\":%zu,"
+              "\"topic_name_bytes\":%zu}\n",
+              parts->cnt, committed, metadata, max_metadata, names);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench-kafka produce|count|wait-committed --bootstrap B [...] (see source header)\n");
+    std::fprintf(stderr, "usage: bench-kafka produce|count|wait-committed|commit-size --bootstrap B [...] (see source header)\n");
     return 2;
   }
   Args a;
@@ -322,6 +442,7 @@ int main(int argc, char** argv) {
     if (cmd == "produce") return cmd_produce(a);
     if (cmd == "count") return cmd_count(a);
     if (cmd == "wait-committed") return cmd_wait_committed(a);
+    if (cmd == "commit-size") return cmd_commit_size(a);
     std::fprintf(stderr, "unknown command %s\n", cmd.c_str());
     return 2;
   } catch (const std::exception& e) {

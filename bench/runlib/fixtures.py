@@ -113,16 +113,11 @@ class Emulator:
         self.err.close()
 
 
-class Daemon:
-    """cdc2doris run, stdout+stderr read by a thread that timestamps the
-    'consuming; epoch' line (the end of recovery)."""
-
-    def __init__(self, workdir, name, broker, emu, group, topic_regex, state_dir, label_prefix, epoch_interval,
-                 extra_delivery="", kafka_yaml="", kafka_props="", extra_yaml=""):
-        self.admin = f"127.0.0.1:{free_port()}"
-        self.config = os.path.join(workdir, f"{name}.yaml")
-        with open(self.config, "w") as f:
-            f.write(f"""kafka:
+def write_daemon_config(path, broker, emu, group, topic_regex, state_dir, label_prefix, epoch_interval, admin,
+                        extra_delivery="", kafka_yaml="", kafka_props="", extra_yaml=""):
+    """The daemon's YAML; bench-ceiling reads the same file (issue 36)."""
+    with open(path, "w") as f:
+        f.write(f"""kafka:
   bootstrap_servers: "{broker.bootstrap}"
   group_id: "{group}"
   topic_regex: "{topic_regex}"
@@ -138,10 +133,22 @@ class Daemon:
 {extra_delivery}state:
   dir: {state_dir}
 admin:
-  listen: {self.admin}
+  listen: {admin}
 logging:
   level: info
 """)
+
+
+class Daemon:
+    """cdc2doris run, stdout+stderr read by a thread that timestamps the
+    'consuming; epoch' line (the end of recovery)."""
+
+    def __init__(self, workdir, name, broker, emu, group, topic_regex, state_dir, label_prefix, epoch_interval,
+                 extra_delivery="", kafka_yaml="", kafka_props="", extra_yaml=""):
+        self.admin = f"127.0.0.1:{free_port()}"
+        self.config = os.path.join(workdir, f"{name}.yaml")
+        write_daemon_config(self.config, broker, emu, group, topic_regex, state_dir, label_prefix, epoch_interval,
+                            self.admin, extra_delivery, kafka_yaml, kafka_props, extra_yaml)
         self.logpath = os.path.join(workdir, f"{name}.log")
         self.logf = open(self.logpath, "a")
         self.t_consuming = None

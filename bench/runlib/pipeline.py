@@ -8,9 +8,9 @@ import subprocess
 import time
 
 from . import proc
-from .fixtures import Daemon
-from .proc import (http, json_line, kafka_tool, log, machine_busy_s, pid_cpu_s, run, run_rusage, spawn, stop,
-                   wait_committed_argv)
+from .fixtures import Daemon, write_daemon_config
+from .proc import (BIN, free_port, http, json_line, kafka_tool, log, machine_busy_s, pid_cpu_s, run, run_rusage,
+                   spawn, stop, wait_committed_argv)
 from .stats import fig, hist_quantile, ratio_summary
 from .workload import RunSpec, make_emulator, produce, typed_ddl
 
@@ -36,7 +36,7 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None, answe
     """One measured daemon run from process start to 'group committed everything'.
     spec: a RunSpec (DDL, extra YAML, Kafka properties) for the variants; None = the plain 8-table setup."""
     spec = spec or RunSpec()
-    emu = make_emulator(f"{name}-{rep}", tables, spec.ddl, answer_delay_ms)
+    emu = make_emulator(f"{name}-{rep}", tables, spec.ddl, answer_delay_ms, spec.count_only)
     state = os.path.join(proc.TMP, f"state-{name}-{rep}")
     group = f"{name}-cdc2doris-{rep}"
     # What else ran on the machine meanwhile: the broker and the emulator share its cores with
@@ -47,7 +47,7 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None, answe
                kafka_props=spec.kafka_properties, extra_yaml=spec.yaml)
     waiter = spawn(wait_committed_argv(env.broker, group, info["regex"], 3600), stdout=subprocess.PIPE,
                    stderr=subprocess.PIPE, text=True)
-    t_consumed = None
+    t_consumed = t_first_commit = None
     peak_rss_seen = 0.0
     samples = []
     last_sample = 0.0
@@ -68,6 +68,8 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None, answe
                 samples.append({"t": round(now - d.t0, 2), "cpu_s": cpu, "rss_mib": rss, "consumed": consumed})
                 if t_consumed is None and consumed is not None and consumed >= info["records"]:
                     t_consumed = now
+                if t_first_commit is None and m and m["_commit_buckets"] and m["_commit_buckets"][-1][1] > 0:
+                    t_first_commit = now
             time.sleep(0.05)
         wout, _ = waiter.communicate()
         if waiter.returncode != 0:
@@ -95,6 +97,8 @@ def daemon_run(env, info, name, tables, rep, extra_delivery="", spec=None, answe
         "consumed_s": (t_consumed - d.t0) if t_consumed else None,
         "start_to_consuming_s": (d.t_consuming - d.t0) if d.t_consuming else None,
         "start_to_assigned_s": (d.t_assigned - d.t0) if d.t_assigned else None,
+        # The first epoch committed (the commit histogram's count moved; sampled every 0.25 s).
+        "start_to_first_commit_s": (t_first_commit - d.t0) if t_first_commit else None,
         # Rate once the group assigned the partitions (excludes start-up and the group join).
         "records_per_s_after_assign": (info["records"] / (t_done - d.t_assigned)) if d.t_assigned else None,
         # Rate from assignment until the last record was consumed (/metrics, sampled every 0.25 s): the
@@ -163,6 +167,39 @@ def baseline_count(env, info, rep):
         raise RuntimeError(f"plain consumer counted {j['records']} of {info['records']}")
     res = consumer_figures(info, wall, cpu, maxrss, self_reported=j)
     log(f"plain consumer rep {rep}: {res['records_per_s']:.0f} rec/s, {res['mb_per_s']:.1f} MB/s, cpu {cpu:.1f} s")
+    return res
+
+
+def ceiling_run(env, info, name, rep, spec=None, decode=False):
+    """bench-ceiling on the config a daemon run of this stream gets (same YAML, fresh group and emulator):
+    the daemon's own consumer, with decode the daemon's decoder too, everything after thrown away (issue 36)."""
+    spec = spec or RunSpec()
+    kind = "decode" if decode else "consumer"
+    emu = make_emulator(f"{name}-ceil-{kind}-{rep}", 8, spec.ddl)
+    try:
+        cfg_path = os.path.join(proc.TMP, f"ceiling-{kind}-{name}-{rep}.yaml")
+        write_daemon_config(cfg_path, env.broker, emu, f"{name}-ceiling-{kind}-{rep}", info["topic_regex"],
+                            os.path.join(proc.TMP, f"state-ceiling-{name}-{rep}"), f"{name}c{rep}",
+                            env.cfg.epoch_interval, f"127.0.0.1:{free_port()}", spec.delivery,
+                            kafka_props=spec.kafka_properties, extra_yaml=spec.yaml)
+        err_path = cfg_path[:-5] + ".log"
+        argv = [BIN["ceiling"], "--config", cfg_path, "--records", str(info["records"])] + (["--decode"] if decode else [])
+        out, wall, cpu, maxrss = run_rusage(argv, err_path=err_path)
+    finally:
+        emu.close()
+    j = json_line(out)
+    if j["records"] != info["records"] or j.get("decode_errors"):
+        raise RuntimeError(f"bench-ceiling {kind} read {j['records']} of {info['records']} records, "
+                           f"{j.get('decode_errors')} decode errors; see {err_path}")
+    # The librdkafka properties the daemon's Kafka source applied (its own log line, secrets redacted).
+    with open(err_path) as f:
+        props = next((ln.split("properties=", 1)[1].strip() for ln in f if "Kafka source config:" in ln), None)
+    # Timed like the daemon: from process start (its own clock) to the last record; the close is left out.
+    res = consumer_figures(info, j["seconds"], cpu, maxrss, self_reported=j, process_wall_s=wall,
+                           records_per_s_after_assign=j["records_per_s_after_assign"],
+                           cpu_s_per_m=cpu / (info["records"] / 1e6), effective_kafka_properties=props)
+    log(f"ceiling ({kind}) rep {rep}: {res['records_per_s']:.0f} rec/s, {res['mb_per_s']:.1f} MB/s, cpu {cpu:.1f} s, "
+        f"{res['cpu_s_per_m']:.2f} CPU-s per million")
     return res
 
 

@@ -23,9 +23,10 @@ BIN = {
     "doris": os.path.join(BUILD, "bench", "doris", "bench-doris-load"),
     "emu_ingest": os.path.join(BUILD, "bench", "emulator", "bench_emulator_ingest"),
     "kafka": os.path.join(BUILD, "bench", "pipeline", "bench-kafka"),
+    "ceiling": os.path.join(BUILD, "bench", "pipeline", "bench-ceiling"),
 }
 TARGETS = ["cdc2doris", "doris-emulator", "cdc2doris-workload", "bench-decode", "bench-doris-load",
-           "bench_emulator_ingest", "bench-kafka"]
+           "bench_emulator_ingest", "bench-kafka", "bench-ceiling"]
 KAFKA_LIB = os.environ.get("CDC2DORIS_KAFKA_LIB_DIR", os.path.join(ROOT, "tests", "kafka", "target", "dependency"))
 
 CHILDREN = []  # Popen objects started here (each in its own process group)
@@ -95,14 +96,20 @@ def run(argv, timeout=None, check=True, **kw):
     return out, err
 
 
-def run_rusage(argv, stdout=subprocess.PIPE):
-    """Runs argv to completion; returns (stdout, wall_s, cpu_s user+sys, maxrss_kib)."""
+def run_rusage(argv, stdout=subprocess.PIPE, err_path=None):
+    """Runs argv to completion; returns (stdout, wall_s, cpu_s user+sys, maxrss_kib).
+    err_path: stderr goes to this file (else it is read, and shown on failure)."""
     t0 = time.monotonic()
-    p = spawn(argv, stdout=stdout, stderr=subprocess.PIPE)
+    errf = open(err_path, "wb") if err_path else None
+    p = spawn(argv, stdout=stdout, stderr=errf or subprocess.PIPE)
     out = b""
     if stdout == subprocess.PIPE:
         out = p.stdout.read()
-    err = p.stderr.read()
+    if errf:
+        errf.close()
+        err = b"(stderr in " + err_path.encode() + b")"
+    else:
+        err = p.stderr.read()
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
     p.returncode = os.waitstatus_to_exitcode(status)

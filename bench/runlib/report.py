@@ -10,6 +10,7 @@ from .proc import KAFKA_LIB, ROOT
 from .settings import BUDGET_VARIANT, SLOW_ANSWER_MS, daemon_settings_text, settings_label
 from .stats import med
 from .table import fmt_num, target_basis_notes
+from .wide import wide_markdown
 from .variants import PLAIN_1K_NOTE_CHARS, TOAST_MIX, TOAST_PARTIAL_PERCENT, VARIANTS_ORDER
 
 
@@ -117,6 +118,10 @@ def write_markdown(path, res, table):
             L.append(f"| {stream} | {pt['kbytes']} | {pt['memory_cap']} | {pt.get('fetch_max_bytes', 'default')} | "
                      f"{fmt_num(med(f['records_per_s']))} | "
                      f"{fmt_num(med(f['peak_rss_mib']))} | {fmt_num(med(f['cpu_s_per_m']), 2)} | {f['records_per_s']['n']} |")
+    if res.get("freshness"):
+        L.extend(freshness_markdown(res["freshness"]))
+    if res.get("wide"):
+        L.extend(wide_markdown(res["wide"]))
     L.append("")
     L.append("## Method")
     L.extend(c.get("method", []))
@@ -128,6 +133,41 @@ def write_markdown(path, res, table):
         L.append("")
     with open(path, "w") as f:
         f.write("\n".join(L) + "\n")
+
+
+def freshness_markdown(fr):
+    """The freshness table (issue 36 item 2): per epoch interval and rate, visible - source time per row."""
+    mr = fr["max_rate_run"]
+    L = ["", "## Freshness (visible in Doris − source.ts_ms, per row)", "",
+         f"Maximum rate of the daemon on this stream and setup: {fmt_num(fr['max_rate'])} records/s ('consuming' "
+         f"rate of a {mr['records_consumed_total'] or 0:,.0f}-record backlog, epoch interval of the run "
+         f"configuration). Each paced run produces for {fr['seconds']:g} s. One run per row.", "",
+         "| epoch interval | share of max | records/s asked | achieved | rows | p50 s | p99 s | max s | target p99 | "
+         "/status gauge − truth min / p50 / p99 / max s (samples) |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    for r in fr["runs"]:
+        f, g = r["freshness_s"], r.get("gauge_minus_truth_s")
+        tgt = "" if r.get("target_p99_s") is None else f"≤ {r['target_p99_s']:g} s " + ("✅" if r["target_met"] else "❌")
+        gtxt = (f"{g['min']:+.3f} / {g['p50']:+.3f} / {g['p99']:+.3f} / {g['max']:+.3f} ({g['n']}"
+                + (f", {r['gauge_behind_share']:.0%} behind" if r.get("gauge_behind_share") is not None else "") + ")"
+                if g else "no samples")
+        L.append(f"| {r['epoch_interval']} | {r['share_of_max']:.0%} | {fmt_num(r['rate_target'])} | "
+                 f"{fmt_num(r['rate_achieved'])} | {f['n']:,} | {f['p50']:.3f} | {f['p99']:.3f} | {f['max']:.3f} | "
+                 f"{tgt} | {gtxt} |")
+    parts = [r for r in fr["runs"] if r.get("txn_newest_row_age_s")]
+    if parts:
+        L += ["", "Where the time goes, per txn (one table's part of an epoch): the age of its newest row when the txn "
+              "became visible (reading it, the rest of the epoch, closing and committing), and the source-time span "
+              "of its rows (how much of the stream one epoch holds).", "",
+              "| epoch interval | share of max | txns | newest row age p50 / p99 / max s | source span p50 / p99 / max s "
+              "| producer send → broker ack p50 / p99 / max ms |",
+              "|---|---:|---:|---|---|---|"]
+        for r in parts:
+            a, sp, ack = r["txn_newest_row_age_s"], r["txn_source_span_s"], r.get("producer_ack_ms")
+            ack_txt = f"{ack['p50']:.0f} / {ack['p99']:.0f} / {ack['max']:.0f}" if ack else "–"
+            L.append(f"| {r['epoch_interval']} | {r['share_of_max']:.0%} | {a['n']:,} | {a['p50']:.3f} / {a['p99']:.3f} / "
+                     f"{a['max']:.3f} | {sp['p50']:.3f} / {sp['p99']:.3f} / {sp['max']:.3f} | {ack_txt} |")
+    return L
 
 
 def method_text(cfg, defaults):
@@ -200,6 +240,39 @@ def method_text(cfg, defaults):
         f"{PLAIN_1K_NOTE_CHARS}`: typed by the raw columns of the e2e tables, as the daemon decodes them), run "
         "once per repetition of the decode section: the pipeline thread decodes every record, so it cannot go "
         "faster than that figure.",
+        "- Ceilings (issue 36): after each repetition's bare consumer, `bench-ceiling` runs twice per variant stream "
+        "on the YAML the daemon gets (same DDL, fresh emulator and consumer group): it builds the daemon's own "
+        "Kafka source from that config (kafka::make_kafka_source on Config::source_config(): the daemon's effective "
+        "librdkafka properties, forced settings and defaults included, and its backlog waker; the JSON keeps the "
+        "property line the source logged), joins the group, polls with delivery.poll_timeout and "
+        "delivery.poll_max_messages and throws the records away ('the daemon's consumer'); with `--decode` every "
+        "record also goes through decode::Decoder built as the pipeline builds it (decoding options, routing's "
+        "per-table settings, Doris column types read from the emulator) and the rows are thrown away "
+        "('decode-and-discard'). Timed from process start to the last record by its own clock (like the daemon's "
+        "wall, which also ends at the commit of the last epoch); CPU and max RSS from wait4(). Ratios are per "
+        "repetition: the daemon's records/s over the ceiling's, the daemon's CPU-s per million records over the "
+        "ceiling's; 'consuming' = the daemon's consuming rate over the ceiling's rate from assignment to the last "
+        "record.",
+        "- Freshness: insert-only plain records (`--mix 1,0,0,0`, 8 tables x 4 partitions) into DUPLICATE KEY "
+        "tables of a storing emulator (not count-only), `decoding.extra_columns.source_ts` writing source.ts_ms "
+        "into a column. The maximum rate is the daemon's 'consuming' rate on a pre-produced backlog of "
+        f"{cfg.records_freshness:,} such records. Each paced run: fresh topics, emulator, state and group; the daemon "
+        "started and assigned its partitions first, then `bench-kafka produce --rate R` writes "
+        f"R x {cfg.freshness_seconds:g} s records with every ts_ms (source.ts_ms among them) = the wall clock when "
+        "each is handed to librdkafka, before its linger.ms 20 batching (the generator alone makes ~50k records/s "
+        "here, so the first 65,536 records are generated up front and sent round robin). Visible time per row: the emulator's `visible_unix_ms` of its txn "
+        "(a DUPLICATE KEY table keeps rows in the order txns became visible; rows are matched to txns by count). "
+        "The /status gauge is sampled every 0.25 s while the producer writes (from 2 s after its start); for each "
+        "sample and table, truth = sample time − the newest source.ts_ms among the rows visible by then (the "
+        "gauge's definition applied to the emulator), and gauge − truth is reported. Same host and clock for all.",
+        f"- Wide: `--wide-tables` ({cfg.wide_tables:,}) tables fed from `--wide-partitions` ({cfg.wide_partitions:,}) "
+        "partitions in topics of 4 (table i in topic t{i % topics}), a backlog of `--wide-rounds` "
+        f"({cfg.wide_rounds}) x 8 records per table, one daemon run with its defaults against a count-only emulator "
+        "holding the tables (created before the daemon starts). Start-up to the first commit = process start to "
+        "the first /metrics sample (every 0.25 s) whose commit histogram counts an epoch. The group's commits are "
+        "read with `bench-kafka commit-size` every 0.5 s during the run and once after it: partitions with an "
+        "offset and their metadata bytes (an epoch's commit point writes pending metadata that the commit after "
+        "Doris' replaces with a short marker, so the largest seen is a lower bound of the commit point's size).",
         "- Memory: the 8-table stream of the pipeline section (and, with `--memory-streams e2e8,schema`, the "
         "schema-envelope stream of the variants, typed tables), one daemon run per stream, setting and repetition "
         "(settings interleaved within a repetition), with `kafka.properties.queued.max.messages.kbytes`, "

@@ -16,9 +16,9 @@ def fig(runs, keys):
     return {k: summary([r.get(k) for r in runs]) for k in keys}
 
 
-def ratio_summary(runs, bases):
-    """records/s of run i over base i (repetitions run back to back)."""
-    return summary([r["records_per_s"] / b["records_per_s"] for r, b in zip(runs, bases)])
+def ratio_summary(runs, bases, key="records_per_s"):
+    """`key` (records/s) of run i over base i (repetitions run back to back)."""
+    return summary([r[key] / b[key] for r, b in zip(runs, bases) if r.get(key) and b.get(key)])
 
 
 def med(s):

@@ -135,6 +135,7 @@ def build_table(res):
                             ratio=ratio))
             rows.append(row(f"{label}: cdc2doris records/s consuming (no final epoch wait)",
                             f["records_per_s_consuming"], "rec/s", "plain consumer", b["records_per_s"]))
+            ceiling_rows(rows, label, v, run["stream"], f)
             ceiling = decode_ceiling(res, key)
             if ceiling:
                 rows.append(row(f"{label}: decoding alone on one core (bench-decode, same records)", ceiling, "rec/s",
@@ -192,6 +193,32 @@ def build_table(res):
         rows.append(row("fail-over after SIGKILL of 1 of 2 members: records produced after the kill committed "
                         "(includes producing them)", f["to_caught_up_s"], "s"))
     return [x for x in rows if x]
+
+
+CEILING_NAMES = {"ceiling_consumer": "the daemon's consumer (bench-ceiling)",
+                 "ceiling_decode": "decode-and-discard (bench-ceiling --decode)"}
+
+
+def ceiling_rows(rows, label, v, stream, f):
+    """The daemon against its honest ceilings (issue 36): its own consumer with its own settings, and that
+    consumer plus its decoder, rows thrown away. Absent in older reports."""
+    for c, name in CEILING_NAMES.items():
+        cf = v["figures"].get(c, {}).get(stream)
+        if not cf or f"ratio_vs_{c}" not in f:
+            continue
+        decode = c == "ceiling_decode"
+        rows.append(row(f"{label}: ceiling, {name}, records/s", cf["records_per_s"], "rec/s", "plain consumer",
+                        v["figures"]["plain_consumer"][stream]["records_per_s"]))
+        ratio = f[f"ratio_vs_{c}"]
+        rows.append(row(f"{label}: cdc2doris records/s vs {name}", ratio, "", target="≥ 0.8" if decode else None,
+                        target_ok=(ratio["median"] >= 0.8) if decode else None, ratio=ratio["median"]))
+        cons = f.get(f"consuming_ratio_vs_{c}")
+        rows.append(row(f"{label}: cdc2doris records/s consuming vs {name} after assignment", cons, "",
+                        ratio=cons["median"] if cons else None))
+        rows.append(row(f"{label}: ceiling, {name}, CPU-s per million records", cf["cpu_s_per_m"], "s"))
+        cpu = f[f"cpu_ratio_vs_{c}"]
+        rows.append(row(f"{label}: cdc2doris CPU per record vs {name}", cpu, "×", target="≤ 1.25" if decode else None,
+                        target_ok=(cpu["median"] <= 1.25) if decode else None, ratio=cpu["median"]))
 
 
 # Issue 18 / issue 14 targets of the variants (ratio: vs the bare consumer's records/s;

@@ -1,7 +1,7 @@
 """End-to-end variants of the 8-table run (issue 18 item 1, issue 14 "Speed"): the schema
 envelope, 1 KB plain values and a TOAST-heavy stream in the load modes of issue 14."""
-from .pipeline import baseline_count, daemon_run
-from .stats import fig, ratio_summary
+from .pipeline import baseline_count, ceiling_run, daemon_run
+from .stats import fig, ratio_summary, summary
 from .workload import RunSpec, flexible_ddl, produce, sequence_ddl, sequence_routing, typed_ddl
 
 # Each variant produces its own
@@ -48,6 +48,8 @@ def variants(cfg):
 
 
 VARIANTS_ORDER = ("schema", "plain1k", "toast")
+# bench-ceiling runs (issue 36): the daemon's own consumer, and that consumer plus its decoder.
+CEILINGS = ("ceiling_consumer", "ceiling_decode")
 VARIANT_KEYS = ("wall_s", "records_per_s", "mb_per_s", "records_per_s_consuming", "cpu_s", "cpu_s_per_m",
                 "peak_rss_mib", "commit_p50_s", "commit_p99_s", "commit_count", "epochs_per_min",
                 "epochs_ended_early_total", "loads_per_table_epoch_mean", "pipeline_thread_cpu_s_per_m",
@@ -65,7 +67,13 @@ def section_variant(env, key):
         info[s] = produce(env, s, records, 8, 0, args)
     out = {"label": v["label"], "produced": info, "runs": {m: {"stream": st, "daemon": []} for m, (st, _) in
                                                          v["runs"].items()},
-           "plain_consumer": {s: [] for s in info}}
+           "plain_consumer": {s: [] for s in info},
+           "ceiling_consumer": {s: [] for s in info}, "ceiling_decode": {s: [] for s in info}}
+    # The ceilings of a stream run on the config of the first mode that reads it (its DDL: the column
+    # types the decoder reads from Doris for schemaless records).
+    ceiling_spec = {}
+    for stream, spec in v["runs"].values():
+        ceiling_spec.setdefault(stream, spec)
     for rep in range(1, cfg.reps + 1):
         for mode, (stream, spec) in v["runs"].items():
             res, emu, _, _ = daemon_run(env, info[stream], f"{stream}-{mode}", 8, rep, spec=spec)
@@ -73,16 +81,30 @@ def section_variant(env, key):
             out["runs"][mode]["daemon"].append(res)
         for s in info:
             out["plain_consumer"][s].append(baseline_count(env, info[s], rep))
+            if cfg.ceilings and s in ceiling_spec:
+                out["ceiling_consumer"][s].append(ceiling_run(env, info[s], s, rep, ceiling_spec[s]))
+                out["ceiling_decode"][s].append(ceiling_run(env, info[s], s, rep, ceiling_spec[s], decode=True))
     for s, reps in out["plain_consumer"].items():
         for r in reps:
             r["cpu_s_per_m"] = r["cpu_s"] / (info[s]["records"] / 1e6)
-    out["figures"] = {"plain_consumer": {s: fig(r, ("records_per_s", "mb_per_s", "cpu_s", "cpu_s_per_m", "peak_rss_mib"))
-                                         for s, r in out["plain_consumer"].items()}}
+    base_keys = ("records_per_s", "mb_per_s", "cpu_s", "cpu_s_per_m", "peak_rss_mib")
+    out["figures"] = {"plain_consumer": {s: fig(r, base_keys) for s, r in out["plain_consumer"].items()}}
+    for c in CEILINGS:
+        out["figures"][c] = {s: fig(r, base_keys + ("records_per_s_after_assign",)) for s, r in out[c].items() if r}
     for mode, r in out["runs"].items():
         f = fig(r["daemon"], VARIANT_KEYS)
         base = out["plain_consumer"][r["stream"]]
         # Ratio per repetition (daemon rep i vs the bare consumer's rep i on the same topics).
         f["ratio_vs_plain_consumer"] = ratio_summary(r["daemon"], base)
+        for c in CEILINGS:
+            ceil = out[c][r["stream"]]
+            if ceil:
+                f[f"ratio_vs_{c}"] = ratio_summary(r["daemon"], ceil)
+                f[f"cpu_ratio_vs_{c}"] = ratio_summary(r["daemon"], ceil, "cpu_s_per_m")
+                # Without start-up, the group join and the last epoch's commit on either side.
+                f[f"consuming_ratio_vs_{c}"] = summary([d["records_per_s_consuming"] / b["records_per_s_after_assign"]
+                                                        for d, b in zip(r["daemon"], ceil)
+                                                        if d.get("records_per_s_consuming")])
         out["figures"][mode] = f
     if "no_partial" in out["runs"]:
         full = out["runs"]["no_partial"]["daemon"]

@@ -18,13 +18,13 @@ class Env:
         self.info_1k = None
 
 
-def raw_ddl(db, table, seq=False, properties=""):
+def raw_ddl(db, table, seq=False, properties="", extra_columns="", model="UNIQUE"):
     # The raw columns of plain (schemaless) records, as tests/pipeline/e2e_harness.cpp raw_ddl().
     return (f"CREATE TABLE `{db}`.`{table}` (`id` BIGINT NOT NULL, `customer_id` BIGINT NULL, `amount` STRING NULL, "
             "`quantity` INT NULL, `status` VARCHAR(16) NULL, `created_at` BIGINT NULL, `updated_at` VARCHAR(64) NULL, "
             "`ship_date` INT NULL, `is_gift` SMALLINT NULL, `note` STRING NULL, `tags` STRING NULL"
-            + (", `seq` BIGINT NULL" if seq else "") + ") "
-            "UNIQUE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1 PROPERTIES (\"replication_num\" = \"1\"" + properties + ")")
+            + (", `seq` BIGINT NULL" if seq else "") + extra_columns + ") "
+            f"{model} KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1 PROPERTIES (\"replication_num\" = \"1\"" + properties + ")")
 
 
 def typed_ddl(db, table):
@@ -56,8 +56,10 @@ def sequence_routing(tables):
 class RunSpec:
     """What a daemon run of a variant sets up beyond the plain 8-table run."""
 
-    def __init__(self, ddl=None, yaml="", delivery="", kafka_properties=""):
+    def __init__(self, ddl=None, yaml="", delivery="", kafka_properties="", count_only=True):
         self.ddl, self.yaml, self.delivery, self.kafka_properties = ddl, yaml, delivery, kafka_properties
+        # False: the emulator stores the rows (the freshness section reads them back).
+        self.count_only = count_only
 
 
 
@@ -68,7 +70,7 @@ def produce_argv(broker, name, records, tables, topics, seed=2024, extra_args=()
                       "--format", "plain", *extra_args)  # a later --format wins
 
 
-def produce(env, name, records, tables, topics, extra_args=()):
+def produce(env, name, records, tables, topics, extra_args=(), warm=True):
     out, _ = run(produce_argv(env.broker, name, records, tables, topics, extra_args=extra_args), timeout=3600)
     info = json_line(out)
     info["bytes"] = info["key_bytes"] + info["value_bytes"]
@@ -77,6 +79,8 @@ def produce(env, name, records, tables, topics, extra_args=()):
     info["server"] = name
     info["produce_args"] = ["--format", "plain", *extra_args]
     env.produced[name] = info
+    if not warm:
+        return info
     # Warm-up: the first group request on a fresh broker creates __consumer_offsets
     # (~3 s measured); do it here so the first measured repetition does not pay it.
     run(wait_committed_argv(env.broker, f"warmup-{name}", info["regex"], 3), timeout=120, check=False)
@@ -89,8 +93,8 @@ def produce(env, name, records, tables, topics, extra_args=()):
     return info
 
 
-def make_emulator(name, tables, ddl=None, answer_delay_ms=0):
-    emu = Emulator(proc.TMP, name, count_only=True)
+def make_emulator(name, tables, ddl=None, answer_delay_ms=0, count_only=True):
+    emu = Emulator(proc.TMP, name, count_only=count_only)
     emu.sql("", "CREATE DATABASE shop")
     for i in range(tables):
         emu.sql("shop", (ddl or raw_ddl)("shop", f"orders_{i}"))

@@ -292,6 +292,17 @@ TEST_CASE("BE body reader: chunk extensions, trailers, split chunk lines, keep-a
         aborted = t.at("state") == "ABORTED" &&
                   std::string(t.at("abort_reason").as_string()).find("receive body failed: bad chunk") != std::string::npos;
     CHECK(aborted);
+    // The freshness bench's ground truth: when a txn's rows became visible (wall clock), null when they never did.
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count();
+    for (auto& t : txns) {
+      if (t.at("state") == "VISIBLE") {
+        CHECK(t.at("visible_unix_ms").to_number<int64_t>() <= now);
+        CHECK(t.at("visible_unix_ms").to_number<int64_t>() > now - 600'000);
+      } else if (t.at("state") == "ABORTED") {
+        CHECK(t.at("visible_unix_ms").is_null());
+      }
+    }
   }
 }
 

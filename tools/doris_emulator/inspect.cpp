@@ -71,6 +71,10 @@ std::string Engine::txns_json(const std::string& db) const {
   boost::json::array arr;
   for (auto& [id, t] : txns_) {
     if (!db.empty() && t.db != db) continue;
+    // When the rows became visible (wall clock, ms): the ground truth of the
+    // freshness bench (issue 36); null until then and for aborted txns.
+    boost::json::value visible = nullptr;
+    if (t.state == TxnState::Visible) visible = t.finish_ms;
     arr.push_back(boost::json::object{{"txn_id", id},
                                       {"db", t.db},
                                       {"table", t.table},
@@ -80,7 +84,8 @@ std::string Engine::txns_json(const std::string& db) const {
                                       {"rows", t.loaded},
                                       {"filtered", t.filtered},
                                       {"bytes", t.bytes},
-                                      {"abort_reason", t.abort_reason}});
+                                      {"abort_reason", t.abort_reason},
+                                      {"visible_unix_ms", visible}});
   }
   return boost::json::serialize(boost::json::object{{"txns", arr}});
 }
