@@ -159,9 +159,12 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
   E2eOptions o;
   o.topic_prefix = "crash";
   o.seed = seed;
-  // No compacted topics here (the group campaign has one): with expiries, a
-  // replay reads a range the cleaner compacted since, and its loads no
-  // longer match the recorded parts (docs/architecture.md, crash table).
+  // No compacted topics here (the group campaign has one): once, at a crash
+  // point under small limits, a compacted partition had no group offset
+  // while the state had one, and the start stopped under
+  // kafka.on_group_offsets_lost: fail - not explained yet (docs/
+  // architecture.md, crash table). The other case compaction found here, a
+  // replay of a range compacted since its record, is handled (replay.cpp).
   E2eHarness h(o);
   // Between kills, at random (issue 31): retention deletes what the group
   // committed, and every pre-commit expires while the daemon is down. The
@@ -213,8 +216,8 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
   require_caught_up(h, 600s);
   CHECK(h.stop_daemon() == 0);
   h.produce(chunk);
-  std::uniform_int_distribution<int> gap_table(o.toast_tables, o.tables - 1), gap_partition(0, o.partitions - 1);
-  const std::string gap_at = "orders_" + std::to_string(gap_table(rng));
+  std::uniform_int_distribution<int> whole_row_table(o.toast_tables, o.tables - 1), gap_partition(0, o.partitions - 1);
+  const std::string gap_at = "orders_" + std::to_string(whole_row_table(rng));
   const int64_t gap = h.delete_unloaded_records(gap_at, gap_partition(rng), 1 + static_cast<int64_t>(chunk) / 64);
   if (gap > 0) {
     h.start_daemon();
@@ -232,6 +235,19 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
     CHECK(h.count_log("continuing at the log start") >= 1);
     h.set_kafka_yaml("");
   }
+
+  // A topic deleted and created again while the daemon is stopped (issue 31:
+  // a connector reset and re-snapshot). The group's offsets for it are gone
+  // and the stored ones are above the new topic's high watermarks (it gets
+  // one chunk, the old one held the whole run): its new records are read
+  // from its start, none skipped.
+  const std::string recreated = "orders_" + std::to_string(whole_row_table(rng));
+  h.recreate_topic(recreated);
+  h.produce(chunk);
+  h.start_daemon();
+  require_caught_up(h, 600s);
+  CHECK(h.stop_daemon() == 0);
+  CHECK(h.count_log("the topic was deleted and re-created") >= 1);
   h.verify();
 
   const size_t replays = h.count_log("replaying epoch");
@@ -239,7 +255,8 @@ TEST_CASE("e2e: crash campaign — SIGKILL at random moments and at every crash 
   std::cout << "crash campaign: seed " << seed << ", " << h.produced() << " records, " << kills
             << " random SIGKILLs, " << crash_point_hits << " crash points, " << replays << " replays, " << lingering
             << " lingering txns aborted, " << expired << " expiries, " << retentions << " retention runs ("
-            << deleted_records << " records deleted), a gap of " << gap << " records in " << gap_at << "\n";
+            << deleted_records << " records deleted), a gap of " << gap << " records in " << gap_at << ", "
+            << recreated << " re-created\n";
 }
 
 TEST_CASE("e2e: schema changes — SIGKILL at the DDL crash points while a table grows columns", "[e2e][crash][ddl]") {

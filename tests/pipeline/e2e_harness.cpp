@@ -253,8 +253,19 @@ int64_t E2eHarness::delete_unloaded_records(const std::string& table, int32_t pa
   const int64_t before = std::min(committed + count, high);
   delete_records(broker_.bootstrap(), topic, partition, before);
   if (before <= committed) return 0;
-  gone_[{topic, partition}].push_back({committed, before});
+  const int64_t base = incarnation_base_[{topic, partition}];
+  gone_[{topic, partition}].push_back({base + committed, base + before});
   return before - committed;
+}
+
+void E2eHarness::recreate_topic(const std::string& table) {
+  const std::string topic = opts_.topic_prefix + "." + db_ + "." + table;
+  if (opts_.compacted_tables.count(table)) throw std::invalid_argument("recreate_topic: " + table + " is compacted");
+  delete_topic(broker_.bootstrap(), topic);
+  broker_.create_topic(topic, opts_.partitions);
+  for (int32_t p = 0; p < opts_.partitions; ++p) incarnation_base_[{topic, p}] = 0;
+  for (const auto& r : records_)
+    if (r.topic == topic) ++incarnation_base_[{topic, r.partition}];
 }
 
 void E2eHarness::set_kafka_yaml(const std::string& yaml) {
@@ -280,6 +291,7 @@ int64_t E2eHarness::compacted_away() const {
 std::map<std::string, std::map<int32_t, int64_t>> E2eHarness::end_offsets() const {
   std::map<std::string, std::map<int32_t, int64_t>> out;
   for (const auto& r : records_) out[r.topic][r.partition] += 1;
+  for (const auto& [tp, base] : incarnation_base_) out[tp.first][tp.second] -= base;
   return out;
 }
 

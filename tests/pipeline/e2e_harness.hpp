@@ -98,6 +98,10 @@ class E2eHarness {
   // the group's committed offset (never loaded), which the reference then
   // leaves out too. Returns how many were deleted.
   int64_t delete_unloaded_records(const std::string& table, int32_t partition, int64_t count);
+  // A topic deleted and created again, empty (a connector reset): its
+  // offsets restart at 0 and the group's offsets for it are gone. What it
+  // held that nobody loaded is lost (call it with the daemon caught up).
+  void recreate_topic(const std::string& table);
   // Lines under `kafka:` in every configuration written from now on (e.g.
   // "  on_offset_gap: skip\n"); rewrites the single daemon's configuration.
   void set_kafka_yaml(const std::string& yaml);
@@ -123,8 +127,12 @@ class E2eHarness {
   std::set<std::string> members_;
   std::map<std::string, std::string> instance_ids_;
   std::string kafka_yaml_;
-  // Retention gaps: per topic and partition, offset ranges [from, to) nobody loaded.
+  // Retention gaps: per topic and partition, ranges [from, to) of records
+  // nobody loaded, counted from the partition's first record ever produced.
   std::map<std::pair<std::string, int32_t>, std::vector<std::pair<int64_t, int64_t>>> gone_;
+  // Records produced to a partition before its topic's current incarnation:
+  // its broker offset 0 is that record.
+  std::map<std::pair<std::string, int32_t>, int64_t> incarnation_base_;
 };
 
 }  // namespace cdc2doris::test
