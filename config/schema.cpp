@@ -7,6 +7,7 @@
 
 #include "config/config.hpp"
 #include "config/key_builders.hpp"
+#include "config/column_keys.hpp"
 #include "config/key_checks.hpp"
 #include "config/listen.hpp"
 #include "config/parse.hpp"
@@ -68,61 +69,6 @@ const std::vector<std::pair<std::string, pipeline::TruncatePolicy>> kTruncate = 
     {"fail", pipeline::TruncatePolicy::Fail}};
 const std::vector<std::pair<std::string, decode::DeleteMode>> kDeleteModes = {
     {"hard", decode::DeleteMode::Hard}, {"soft", decode::DeleteMode::Soft}, {"ignore", decode::DeleteMode::Ignore}};
-
-// A soft-delete column: a name the table can have (the deleted-at one may be
-// empty: none).
-Check<std::string> column_name(bool may_be_empty) {
-  return [may_be_empty](const Reader& r, const YAML::Node& n, const std::string& where, const std::string& v) {
-    if (v.empty() && !may_be_empty) r.fail(n.Mark(), where, "expected a column name, got an empty string");
-    if (v.starts_with("__DORIS_")) r.fail(n.Mark(), where, "'" + v + "' is a Doris hidden column name");
-  };
-}
-
-const std::vector<std::pair<std::string, decode::NameCase>> kNameCases = {
-    {"as_is", decode::NameCase::AsIs}, {"lower", decode::NameCase::Lower}, {"upper", decode::NameCase::Upper}};
-
-// A Doris column the configuration names: not empty, not a hidden column.
-void check_column(const Reader& r, const YAML::Node& n, const std::string& where, const std::string& v) {
-  column_name(false)(r, n, where, v);
-}
-
-// routing.computed_columns / routing.tables.*.computed_columns: Doris column -> metadata, in YAML order.
-std::vector<decode::ComputedColumn> read_computed(const Reader& r, const YAML::Node& n, const std::string& where) {
-  if (!n.IsMap()) r.expected(n, where, "a map of Doris column: metadata (" + decode::meta_names() + ")");
-  std::vector<decode::ComputedColumn> out;
-  for (const auto& kv : n) {
-    const std::string col = kv.first.Scalar();
-    check_column(r, kv.first, where, col);
-    const std::string what = r.str(kv.second, where + "." + col);
-    const auto m = decode::parse_meta(what);
-    if (!m) r.expected(kv.second, where + "." + col, "one of " + decode::meta_names());
-    out.push_back({col, *m});
-  }
-  return out;
-}
-
-YAML::Node show_computed(const std::vector<decode::ComputedColumn>& cols) {
-  YAML::Node out(YAML::NodeType::Map);
-  for (const auto& c : cols) out[c.name] = decode::to_string(c.source);
-  return out;
-}
-
-// routing.tables.*.filter: parsed here, once; a syntax error names its
-// place in the file (Reader::locate), else the scalar's and the place inside
-// the expression.
-void read_filter(const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t) {
-  const std::string text = r.str(n, where);
-  try {
-    t.filter = decode::RowFilter::parse(text);
-  } catch (const decode::FilterSyntaxError& e) {
-    const std::string what = std::string("invalid filter: ") + e.what();
-    const std::string grammar = "; grammar in docs/decoding.md (\"Column transforms\")";
-    if (auto at = r.locate(n, text, e.offset)) r.fail(*at, where, what + grammar);
-    r.fail(n.Mark(), where,
-           what + " (line " + std::to_string(e.line) + ", column " + std::to_string(e.column) + " of the expression)" +
-               grammar);
-  }
-}
 
 // routing.tables.*.soft_delete_column / deleted_at_column: unset follows routing.*.
 Key<TableOverride> table_column(std::string path, std::optional<std::string> TableOverride::*member, bool may_be_empty,
@@ -219,7 +165,7 @@ std::vector<Key<TableOverride>> declare_tables() {
                      "Source columns never loaded: left out of every row and of an auto-created table; a source ADD "
                      "of one is no DDL. Not a key column."),
       shown_as("(routing.column_case)",
-               Table::choice("routing.tables.*.column_case", FIELD(column_case), kNameCases,
+               Table::choice("routing.tables.*.column_case", FIELD(column_case), name_cases(),
                              "How this table's source column names become Doris names.")),
       shown_as("\"\" (every row)",
                Table::custom(
@@ -519,7 +465,7 @@ std::vector<Key<Config>> declare() {
                          "Soft deletes: a DATETIME(3) column set to the delete's `source.ts_ms` (wall clock of "
                          "`decoding.time_zone`), NULL on every other row. Auto-created tables get it.",
                          column_name(true))),
-      C::choice("routing.column_case", FIELD(decoding.transforms.name_case), kNameCases,
+      C::choice("routing.column_case", FIELD(decoding.transforms.name_case), name_cases(),
                 "How source column names become Doris names: `as_is`, `lower` or `upper` (ASCII letters); an "
                 "explicit `routing.tables.*.rename` wins. Applies to rows, auto-created tables and schema evolution."),
       C::custom("routing.computed_columns", "map<string,enum>",
