@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <stdexcept>
@@ -52,6 +53,12 @@ struct TableOverride {
   std::optional<decode::DeleteMode> delete_mode;
   std::optional<std::string> soft_delete_column;
   std::optional<std::string> deleted_at_column;
+  // Column transforms (docs/decoding.md, "Column transforms"); source column names.
+  std::map<std::string, std::string> rename;  // source -> Doris
+  std::vector<std::string> exclude;
+  std::optional<decode::NameCase> column_case;  // unset: routing.column_case
+  std::shared_ptr<const decode::RowFilter> filter;
+  std::vector<decode::ComputedColumn> computed_columns;  // added to routing.computed_columns
   std::map<std::string, std::string> properties;
   int buckets = 0;
   bool flexible_partial_updates = false;
@@ -93,7 +100,8 @@ struct Config {
   schema::Policy schema_evolution = schema::Policy::Add;
   std::optional<pipeline::TruncatePolicy> truncate;  // nullopt: by key model
   // routing.delete_mode, soft_delete_column, deleted_at_column live in
-  // decoding.deletes (the decoder's default for every table).
+  // decoding.deletes (the decoder's default for every table), routing.column_case
+  // and computed_columns in decoding.transforms.
   std::map<std::string, std::string> create_properties;
   std::map<std::string, std::string> create_database_properties;
 

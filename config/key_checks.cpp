@@ -1,5 +1,9 @@
 #include "config/key_checks.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <map>
+
 #include "config/config.hpp"
 #include "config/reader.hpp"
 #include "core/kafka/probe.hpp"
@@ -95,6 +99,23 @@ void check_admin(const Reader& r, const YAML::Node& root, Config& c) {
 void check_table(const Reader& r, const YAML::Node& node, const std::string& where, const TableOverride& t) {
   if (t.sequence_from_source_position && t.sequence_col.empty())
     r.fail(node.Mark(), where + ".sequence_from_source_position", "needs sequence_col (the column to fill)");
+  // Transforms that contradict each other: better refused here than found in a row.
+  for (const auto& col : t.exclude) {
+    if (std::find(t.key_columns.begin(), t.key_columns.end(), col) != t.key_columns.end())
+      r.fail(find_node(node, {"exclude"}).Mark(), where + ".exclude",
+             "'" + col + "' is a key column (key_columns): deletes and updates need it");
+    if (t.rename.count(col))
+      r.fail(find_node(node, {"exclude"}).Mark(), where + ".exclude", "'" + col + "' is also renamed (rename)");
+  }
+  std::map<std::string, std::string> targets;
+  for (const auto& [from, to] : t.rename) {
+    std::string lower = to;
+    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (auto [it, fresh] = targets.emplace(lower, from); !fresh)
+      r.fail(find_node(node, {"rename", from}).Mark(), where + ".rename." + from,
+             "'" + it->second + "' and '" + from + "' both become Doris column '" + to +
+                 "' (Doris compares names case-insensitively)");
+  }
 }
 
 void check_config(const Reader& r, const YAML::Node& root, Config& c) {

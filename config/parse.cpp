@@ -141,8 +141,10 @@ template YAML::Node show_keys(const std::vector<Key<Config>>&, const Config&);
 template YAML::Node show_keys(const std::vector<Key<TableOverride>>&, const TableOverride&);
 template YAML::Node show_keys(const std::vector<Key<RoutingRule>>&, const RoutingRule&);
 
-Config parse(const YAML::Node& root, const std::string& name, const std::map<std::string, std::string>* env) {
+Config parse(const YAML::Node& root, const std::string& name, const std::map<std::string, std::string>* env,
+             std::string_view text) {
   Reader r(name, env);
+  r.set_source(text);
   check_duplicates(r, root, "");
   check_keys(r, root, "", "");
   Config c;
@@ -163,7 +165,7 @@ Config load_string(const std::string& text, const std::string& name, const std::
     throw ConfigError(os.str());
   }
   if (!root.IsMap()) throw ConfigError(name + ":1:1: expected a map of sections (kafka, doris, ...)");
-  return parse(root, name, env);
+  return parse(root, name, env, text);
 }
 
 Config load_file(const std::string& path) {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/schema.hpp"
@@ -20,7 +21,9 @@ template <class T>
 YAML::Node show_keys(const std::vector<Key<T>>& keys, const T& from);
 
 // The whole document: unknown and duplicate keys, every key, the secret
-// files, then the checks across keys.
-Config parse(const YAML::Node& root, const std::string& name, const std::map<std::string, std::string>* env);
+// files, then the checks across keys. `text`: the document's source, for
+// errors that point inside a value (Reader::locate).
+Config parse(const YAML::Node& root, const std::string& name, const std::map<std::string, std::string>* env,
+             std::string_view text = {});
 
 }  // namespace cdc2doris::config

@@ -21,6 +21,43 @@ std::string describe(const YAML::Node& n) {
 }
 }  // namespace
 
+std::optional<YAML::Mark> Reader::locate(const YAML::Node& n, std::string_view value, size_t offset) const {
+  const YAML::Mark start = n.Mark();
+  if (source_.empty() || start.is_null() || start.pos < 0 || static_cast<size_t>(start.pos) >= source_.size())
+    return std::nullopt;
+  size_t j = static_cast<size_t>(start.pos);
+  const char style = source_[j];
+  if (style == '"' || style == '\'') {
+    ++j;
+  } else if (style == '|' || style == '>') {
+    j = source_.find('\n', j);  // the content starts on the next line
+    if (j == std::string_view::npos) return std::nullopt;
+  }
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  for (size_t i = 0; i < offset && i < value.size(); ++i) {
+    // Line breaks and indentation the scalar folded or stripped.
+    while (j < source_.size() && source_[j] != value[i] && blank(source_[j])) ++j;
+    if (j < source_.size() && source_[j] == '\\' && style == '"' && value[i] != '\\') return std::nullopt;  // an escape
+    if (j < source_.size() && source_[j] == '\'' && style == '\'' && value[i] == '\'') ++j;  // '' is one quote
+    if (j >= source_.size() || source_[j] != value[i]) return std::nullopt;
+    ++j;
+  }
+  while (j < source_.size() && offset < value.size() && source_[j] != value[offset] && blank(source_[j])) ++j;
+  YAML::Mark at = start;
+  at.pos = static_cast<int>(j);
+  at.line = 0;
+  at.column = 0;
+  for (size_t k = 0; k < j; ++k) {
+    if (source_[k] == '\n') {
+      ++at.line;
+      at.column = 0;
+    } else {
+      ++at.column;
+    }
+  }
+  return at;
+}
+
 void Reader::fail(const YAML::Mark& mark, const std::string& path, const std::string& msg) const {
   std::ostringstream os;
   os << file_;

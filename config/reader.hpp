@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/bounds.hpp"
@@ -36,6 +37,14 @@ class Reader {
 
   const std::string& file() const { return file_; }
 
+  // The document's text, when known: locate() needs it.
+  void set_source(std::string_view text) { source_ = text; }
+  // Where in the file the character `offset` of scalar `n`'s value sits,
+  // found by walking the source from the scalar's mark (quotes, escapes,
+  // block indicators and folded line breaks skipped). nullopt when the
+  // source is unknown or does not match (an ${ENV} substitution).
+  std::optional<YAML::Mark> locate(const YAML::Node& n, std::string_view value, size_t offset) const;
+
  private:
   // ${VAR} and ${VAR:-default}; "$$" is a literal '$'.
   std::string substitute(const YAML::Node& n, const std::string& path) const;
@@ -45,6 +54,7 @@ class Reader {
 
   std::string file_;
   const std::map<std::string, std::string>* env_;
+  std::string_view source_;
 };
 
 // The i-th element of a list node; a scalar stands for a list of one.

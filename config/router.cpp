@@ -92,6 +92,15 @@ class RuleRouter : public pipeline::Router {
         if (o.deleted_at_column) d.deleted_at_column = *o.deleted_at_column;
         s.deletes = d;
       }
+      if (!o.rename.empty() || !o.exclude.empty() || o.column_case || o.filter || !o.computed_columns.empty()) {
+        decode::ColumnTransforms tf = cfg_.decoding.transforms;
+        tf.rename = o.rename;
+        tf.exclude = o.exclude;
+        if (o.column_case) tf.name_case = *o.column_case;
+        tf.filter = o.filter;
+        tf.computed.insert(tf.computed.end(), o.computed_columns.begin(), o.computed_columns.end());
+        s.transforms = std::move(tf);
+      }
       for (const auto& [k, v] : o.properties) s.create.properties[k] = v;
       s.create.buckets = o.buckets;
       s.create.flexible_partial_updates = o.flexible_partial_updates;

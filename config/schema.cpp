@@ -7,6 +7,7 @@
 
 #include "config/config.hpp"
 #include "config/key_builders.hpp"
+#include "config/column_keys.hpp"
 #include "config/key_checks.hpp"
 #include "config/listen.hpp"
 #include "config/parse.hpp"
@@ -68,15 +69,6 @@ const std::vector<std::pair<std::string, pipeline::TruncatePolicy>> kTruncate = 
     {"fail", pipeline::TruncatePolicy::Fail}};
 const std::vector<std::pair<std::string, decode::DeleteMode>> kDeleteModes = {
     {"hard", decode::DeleteMode::Hard}, {"soft", decode::DeleteMode::Soft}, {"ignore", decode::DeleteMode::Ignore}};
-
-// A soft-delete column: a name the table can have (the deleted-at one may be
-// empty: none).
-Check<std::string> column_name(bool may_be_empty) {
-  return [may_be_empty](const Reader& r, const YAML::Node& n, const std::string& where, const std::string& v) {
-    if (v.empty() && !may_be_empty) r.fail(n.Mark(), where, "expected a column name, got an empty string");
-    if (v.starts_with("__DORIS_")) r.fail(n.Mark(), where, "'" + v + "' is a Doris hidden column name");
-  };
-}
 
 // routing.tables.*.soft_delete_column / deleted_at_column: unset follows routing.*.
 Key<TableOverride> table_column(std::string path, std::optional<std::string> TableOverride::*member, bool may_be_empty,
@@ -156,6 +148,42 @@ std::vector<Key<TableOverride>> declare_tables() {
       shown_as("(routing.deleted_at_column)",
                table_column("routing.tables.*.deleted_at_column", &TableOverride::deleted_at_column, true,
                             "The deleted-at column of this table; `\"\"`: none.")),
+      Table::custom(
+          "routing.tables.*.rename", "map<string,string>",
+          "Source column -> Doris column, e.g. `{cust_id: customer_id}`: the row, an auto-created table and schema "
+          "evolution use the Doris name. Over `column_case`.",
+          [](const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t) {
+            t.rename = r.string_map(n, where);
+            for (const auto& [from, to] : t.rename) check_column(r, n[from], where + "." + from, to);
+          },
+          [](const TableOverride& t) {
+            YAML::Node out(YAML::NodeType::Map);
+            for (const auto& [from, to] : t.rename) out[from] = to;
+            return out;
+          }),
+      Table::strings("routing.tables.*.exclude", FIELD(exclude),
+                     "Source columns never loaded: left out of every row and of an auto-created table; a source ADD "
+                     "of one is no DDL. Not a key column."),
+      shown_as("(routing.column_case)",
+               Table::choice("routing.tables.*.column_case", FIELD(column_case), name_cases(),
+                             "How this table's source column names become Doris names.")),
+      shown_as("\"\" (every row)",
+               Table::custom(
+                   "routing.tables.*.filter", "string",
+                   "Rows to load, an expression over source columns and @metadata, e.g. `status != 'draft' AND "
+                   "region IN ('eu', 'us')`; parsed at start. Rows that do not match are dropped "
+                   "(`cdc2doris_records_skipped_total{reason=\"filtered\"}`); an update that no longer matches "
+                   "deletes its key; deletes always pass. Grammar and rules in docs/decoding.md (\"Column "
+                   "transforms\").",
+                   read_filter,
+                   [](const TableOverride& t) { return t.filter ? YAML::Node(t.filter->text()) : YAML::Node(YAML::NodeType::Null); })),
+      Table::custom("routing.tables.*.computed_columns", "map<string,enum>",
+                    "Doris columns filled from the record's metadata, added to `routing.computed_columns`, e.g. "
+                    "`{src_table: source.table, kafka_offset: offset}`.",
+                    [](const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t) {
+                      t.computed_columns = read_computed(r, n, where);
+                    },
+                    [](const TableOverride& t) { return show_computed(t.computed_columns); }),
       Table::string_map("routing.tables.*.properties", FIELD(properties),
                         "PROPERTIES when this table is auto-created, over `routing.create_properties`."),
       shown_as("0 (AUTO)", Table::integer("routing.tables.*.buckets", FIELD(buckets), between(0, 100000),
@@ -437,6 +465,18 @@ std::vector<Key<Config>> declare() {
                          "Soft deletes: a DATETIME(3) column set to the delete's `source.ts_ms` (wall clock of "
                          "`decoding.time_zone`), NULL on every other row. Auto-created tables get it.",
                          column_name(true))),
+      C::choice("routing.column_case", FIELD(decoding.transforms.name_case), name_cases(),
+                "How source column names become Doris names: `as_is`, `lower` or `upper` (ASCII letters); an "
+                "explicit `routing.tables.*.rename` wins. Applies to rows, auto-created tables and schema evolution."),
+      C::custom("routing.computed_columns", "map<string,enum>",
+                "Doris columns every table gets from the record's metadata: column -> one of `op`, `source_ts`, "
+                "`source.db`, `source.schema`, `source.table`, `source.connector`, `source.snapshot`, `topic`, "
+                "`partition`, `offset`, `sequence`. Auto-created tables get them; schema evolution leaves them "
+                "alone. (`decoding.extra_columns` still works.)",
+                [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
+                  c.decoding.transforms.computed = read_computed(r, n, where);
+                },
+                [](const Config& c) { return show_computed(c.decoding.transforms.computed); }),
       C::string_map("routing.create_properties", FIELD(create_properties),
                     "PROPERTIES of auto-created tables (e.g. `replication_num`, `replication_allocation`); merged over "
                     "the defaults `enable_unique_key_merge_on_write`, `light_schema_change` (true) and "

@@ -2,7 +2,8 @@
 // c/u/d mix, ~600-byte schemaless MySQL records), for the plain, schema and
 // flattened formats, next to a bare simdjson On-Demand pass that only
 // extracts `after` and emits it as a JSON line (same process, same data).
-//   bench-decode [--records N] [--seconds S] [--format plain|plain-doris|plain-raw|plain-untyped|schema|flattened]
+//   bench-decode [--records N] [--seconds S]
+//                [--format plain|plain-doris[+transforms]|plain-raw|plain-untyped|schema[+transforms]|flattened]
 //                [--passes N] [--note-chars N]
 // --passes: exactly N passes of the decoder and no baseline, a fixed amount
 // of work for `perf stat` (cycles and instructions per record do not depend
@@ -216,7 +217,7 @@ int main(int argc, char** argv) {
     else if (a == "--note-chars") note_chars = std::stoul(argv[i + 1]);
   }
   std::string json = "{\"bench\":\"decode\",\"results\":[";
-  std::printf("%-13s %8s %12s %12s %14s %10s\n", "format", "avg_B", "decoder_MB/s", "records/s", "baseline_MB/s", "ratio");
+  std::printf("%-22s %8s %12s %12s %14s %10s\n", "format", "avg_B", "decoder_MB/s", "records/s", "baseline_MB/s", "ratio");
   bool first = true;
   // "plain" decodes schemaless records with the generator's per-table type
   // hints (exact types, a library option tests use); "plain-untyped" as the
@@ -226,12 +227,21 @@ int main(int argc, char** argv) {
   // "plain-raw" is the same for tables of the records' raw wire types
   // (bench/run's raw_ddl, the end-to-end plain runs: strings and integers as
   // they arrive, integers checked).
+  // "+transforms": the same records with column transforms active (issue 33
+  // item 3): two renames and a filter every row passes (a decimal compared
+  // by value, an IN list, a metadata test), so the figure is their whole
+  // cost with the same rows loaded, next to the variant without.
   struct Variant {
     workload::Format format;
     const char* name;
     bool hints;
     const decode::SchemaNode* doris = nullptr;
+    bool transforms = false;
   };
+  decode::ColumnTransforms transforms;
+  transforms.rename = {{"customer_id", "cust_id"}, {"note", "remark"}};
+  transforms.filter = decode::RowFilter::parse(
+      "amount >= 0 AND status IN ('new', 'paid', 'shipped', 'cancelled') AND @op != 'x'");
   const decode::SchemaNode doris_row = decode::schema_from_doris(
       {{"id", "BIGINT", {}, {}},
        {"customer_id", "BIGINT", {}, {}},
@@ -256,12 +266,15 @@ int main(int argc, char** argv) {
                                                                {"is_gift", "SMALLINT", {}, {}},
                                                                {"note", "STRING", {}, {}},
                                                                {"tags", "STRING", {}, {}}});
-  for (auto [f, name, hints, doris] : {Variant{workload::Format::Plain, "plain", true},
-                                       Variant{workload::Format::Plain, "plain-doris", true, &doris_row},
-                                       Variant{workload::Format::Plain, "plain-raw", true, &raw_row},
-                                       Variant{workload::Format::Plain, "plain-untyped", false},
-                                       Variant{workload::Format::Schema, "schema", true},
-                                       Variant{workload::Format::Flattened, "flattened", true}}) {
+  for (auto [f, name, hints, doris, with_transforms] :
+       {Variant{workload::Format::Plain, "plain", true},
+        Variant{workload::Format::Plain, "plain-doris", true, &doris_row},
+        Variant{workload::Format::Plain, "plain-doris+transforms", true, &doris_row, true},
+        Variant{workload::Format::Plain, "plain-raw", true, &raw_row},
+        Variant{workload::Format::Plain, "plain-untyped", false},
+        Variant{workload::Format::Schema, "schema", true},
+        Variant{workload::Format::Schema, "schema+transforms", true, nullptr, true},
+        Variant{workload::Format::Flattened, "flattened", true}}) {
     if (!only.empty() && only != name) continue;
     Corpus c = make(f, f == workload::Format::Plain ? records : records / 4, note_chars);
     workload::Generator g([&] {
@@ -274,9 +287,10 @@ int main(int argc, char** argv) {
     decode::DecoderOptions options = g.decoder_options();
     if (!hints) options.schemaless_types = nullptr;
     if (doris != nullptr) options.schemaless_types = [doris](std::string_view, std::string_view) { return doris; };
+    if (with_transforms) options.transforms = transforms;
     const double dt = run_decoder(c, options, seconds, fixed_passes, dp, rows);
     if (fixed_passes > 0) {
-      std::printf("%-13s %zu passes, %zu records each, %.3f s\n", name, dp, c.records.size(), dt);
+      std::printf("%-22s %zu passes, %zu records each, %.3f s\n", name, dp, c.records.size(), dt);
       continue;
     }
     const double bt = run_baseline(c, f, seconds, bp);
@@ -285,7 +299,7 @@ int main(int argc, char** argv) {
     const double rec_s = static_cast<double>(c.records.size() * dp) / dt;
     const double base_mbs = mb * static_cast<double>(bp) / bt;
     const double avg = static_cast<double>(c.value_bytes) / static_cast<double>(c.records.size());
-    std::printf("%-13s %8.0f %12.1f %12.0f %14.1f %10.2f\n", name, avg, dec_mbs, rec_s, base_mbs, dec_mbs / base_mbs);
+    std::printf("%-22s %8.0f %12.1f %12.0f %14.1f %10.2f\n", name, avg, dec_mbs, rec_s, base_mbs, dec_mbs / base_mbs);
     char buf[512];
     std::snprintf(buf, sizeof buf,
                   "%s{\"format\":\"%s\",\"avg_record_bytes\":%.0f,\"mb_per_s\":%.1f,\"records_per_s\":%.0f,"

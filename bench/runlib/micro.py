@@ -27,7 +27,8 @@ def section_decode(cfg):
     for rep, rep_1k in zip(reps, reps_1k):
         rep["results"] += [dict(r, format=PLAIN_1K_DECODE) for r in rep_1k["results"]]
     figs = {}
-    for fmt in ("plain", "plain-untyped", "schema", "flattened", PLAIN_1K_DECODE):
+    for fmt in ("plain", "plain-untyped", "plain-doris", "plain-doris+transforms", "schema", "schema+transforms",
+                "flattened", PLAIN_1K_DECODE):
         rows = [next(r for r in rep["results"] if r["format"] == fmt) for rep in reps]
         figs[fmt] = {k: summary([r[k] for r in rows]) for k in
                      ("mb_per_s", "records_per_s", "baseline_mb_per_s", "ratio_to_baseline", "avg_record_bytes")}

@@ -52,7 +52,10 @@ def build_table(res):
         # generator's per-table type hints (a library option), and untyped, as
         # the daemon decodes them (values pass through, validated).
         for fmt, label, tgt in (("plain", "plain, type hints", 500), ("plain-untyped", "plain, untyped (daemon)", 500),
-                                ("schema", "schema", 250), ("flattened", "flattened", None)):
+                                ("plain-doris", "plain, typed by the Doris table", None),
+                                ("plain-doris+transforms", "plain, typed by the Doris table, rename + filter", None),
+                                ("schema", "schema", 250), ("schema+transforms", "schema, rename + filter", None),
+                                ("flattened", "flattened", None)):
             if fmt not in d:
                 continue
             s = d[fmt]["mb_per_s"]

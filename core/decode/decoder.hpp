@@ -26,6 +26,7 @@
 
 #include "core/common/error.hpp"
 #include "core/decode/schema.hpp"
+#include "core/decode/transforms.hpp"
 
 namespace cdc2doris::decode {
 
@@ -137,6 +138,9 @@ struct Change {
   bool primary_key_changed = false;
   // Delete rows dropped by DeleteMode::Ignore (a key change's old-key delete too).
   uint32_t deletes_ignored = 0;
+  // Row images the table's filter did not match: a create or snapshot read
+  // dropped, an update turned into a key-only delete (ColumnTransforms::filter).
+  uint32_t rows_filtered = 0;
   std::string ddl;  // schema-change records: the DDL text when present
   // The row's Connect schema (the after-image struct, the row itself when
   // flattened) when the record carried one; nullptr for schemaless records.
@@ -187,6 +191,7 @@ struct DecodeStats {
   uint64_t partial_rows = 0;
   uint64_t soft_deletes = 0;     // deletes written as flagged upserts (DeleteMode::Soft)
   uint64_t deletes_ignored = 0;  // delete rows dropped (DeleteMode::Ignore)
+  uint64_t rows_filtered = 0;    // row images the filter did not match (Change::rows_filtered)
   uint64_t primary_key_changes = 0;
   uint64_t tombstones = 0;
   uint64_t heartbeats = 0;
@@ -206,6 +211,7 @@ struct TableOptions {
   std::vector<std::string> key_columns;       // empty: the Kafka key's fields
   std::optional<ExtraColumns> extra_columns;  // nullopt: DecoderOptions::extra_columns
   std::optional<DeleteOptions> deletes;       // nullopt: DecoderOptions::deletes
+  std::optional<ColumnTransforms> transforms;  // nullopt: DecoderOptions::transforms
 };
 
 struct DecoderOptions {
@@ -230,6 +236,8 @@ struct DecoderOptions {
   ExtraColumns extra_columns;
   std::map<std::string, ExtraColumns> extra_columns_per_table;  // "db.table" -> overrides the default
   DeleteOptions deletes;  // TableOptions::deletes overrides it per table
+  // Column transforms of every table (routing.column_case); TableOptions::transforms overrides it.
+  ColumnTransforms transforms;
   // Key columns when the Kafka key is null or not the PK ("db.table" -> names).
   std::map<std::string, std::vector<std::string>> key_columns;
   // Per-table settings looked up by the record's source identity (db, schema,

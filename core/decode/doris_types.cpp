@@ -26,6 +26,7 @@ SchemaNode schema_from_doris(const std::vector<DorisColumn>& columns, const std:
                              const std::map<std::string, int>& decimal_scales) {
   SchemaNode row;
   row.type = ConnectType::Struct;
+  row.fields_ignore_case = true;
   for (const auto& c : columns) {
     const std::string t = upper(c.type);
     SchemaNode f;

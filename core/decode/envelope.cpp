@@ -308,6 +308,8 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   c.ddl.clear();
   c.primary_key_changed = false;
   c.deletes_ignored = 0;
+  c.rows_filtered = 0;
+  record = &rec;
   c.row_schema = nullptr;
   c.unknown_columns = false;
   c.position.clear();

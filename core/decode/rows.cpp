@@ -1,6 +1,8 @@
 // Output rows (full, partial, deletes from the key) and the Kafka key.
 #include "core/decode/detail/decoder_impl.hpp"
 
+#include <cctype>
+
 namespace cdc2doris::decode {
 
 Row& Decoder::Impl::new_row(Change& out) {
@@ -98,10 +100,216 @@ void Decoder::Impl::append_soft_columns(const Change& c, const DeleteOptions& d,
   if (list_names) r.partial_columns.push_back(d.deleted_at_column);
 }
 
+// ------------------------------------------------------ column transforms
+
+namespace {
+
+bool iequal(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// A metadata value as text (numbers as JSON numbers), or nullopt for null.
+// `buf` holds the text when it is made here.
+std::optional<std::string_view> meta_text(Meta m, const Change& c, const KafkaRecord* rec, std::string& buf,
+                                          bool& number) {
+  number = false;
+  auto num = [&](int64_t v) -> std::optional<std::string_view> {
+    number = true;
+    buf = std::to_string(v);
+    return std::string_view(buf);
+  };
+  auto str = [&](const std::string& v) -> std::optional<std::string_view> {
+    if (v.empty()) return std::nullopt;
+    return std::string_view(v);
+  };
+  switch (m) {
+    case Meta::Op: buf.assign(1, c.op); return std::string_view(buf);
+    case Meta::SourceTs: return c.position.ts_ms ? num(*c.position.ts_ms) : std::nullopt;
+    case Meta::SourceDb: return str(c.db);
+    case Meta::SourceSchema: return str(c.schema);
+    case Meta::SourceTable: return str(c.table);
+    case Meta::Connector: return str(c.position.connector);
+    case Meta::Snapshot: return str(c.position.snapshot);
+    case Meta::Topic:
+      if (rec == nullptr) return std::nullopt;
+      buf.assign(rec->topic);
+      return std::string_view(buf);
+    case Meta::Partition: return rec != nullptr ? num(rec->partition) : std::nullopt;
+    case Meta::Offset: return rec != nullptr ? num(rec->offset) : std::nullopt;
+    case Meta::Sequence: {
+      const auto seq = c.position.sequence();
+      return seq ? num(*seq) : std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const ColumnPlan& Decoder::Impl::plan_for(const Change& c, const ColumnTransforms& tf, const RowBuild& b) {
+  for (const auto& p : plans) {
+    if (p.transforms != &tf || p.source.size() != b.cols.size()) continue;
+    bool same = true;
+    for (size_t i = 0; same && i < b.cols.size(); ++i) same = p.source[i] == b.name(b.cols[i]);
+    if (same) return p;
+  }
+  ColumnPlan p;
+  p.transforms = &tf;
+  for (const auto& col : b.cols) {
+    const std::string_view name = b.name(col);
+    p.source.emplace_back(name);
+    auto target = tf.target_name(name);
+    std::string key;
+    if (target) {
+      for (size_t j = 0; j < p.target.size(); ++j)
+        if (!p.target[j].empty() && iequal(p.target[j], *target)) {
+          path.clear();
+          fail(DecodeErrorCode::Unsupported,
+               "source columns that load into distinct Doris columns (Doris compares names case-insensitively; "
+               "routing.tables.*.rename / column_case)",
+               "'" + p.source[j] + "' and '" + std::string(name) + "' both become '" + *target + "'");
+        }
+      append_json_string(*target, key);
+      key.push_back(':');
+    } else if (std::find(c.key_columns.begin(), c.key_columns.end(), name) != c.key_columns.end()) {
+      path.clear();
+      fail(DecodeErrorCode::Unsupported, "a loaded key column (routing.tables.*.exclude names a key column)",
+           std::string(name));
+    }
+    p.target.push_back(target.value_or(std::string()));
+    p.key.push_back(std::move(key));
+  }
+  if (tf.filter != nullptr)
+    for (const auto& col : tf.filter->columns()) {
+      auto it = std::find(p.source.begin(), p.source.end(), col);
+      p.filter_cols.push_back(it == p.source.end() ? -1 : static_cast<int>(it - p.source.begin()));
+    }
+  if (plans.size() >= 64) plans.clear();  // bounded: tables and their shapes are few
+  plans.push_back(std::move(p));
+  return plans.back();
+}
+
+RowFilter::Verdict Decoder::Impl::filter_row(const Change& c, const ColumnTransforms& tf, const ColumnPlan& plan,
+                                             const RowBuild& b) {
+  struct Inputs final : RowFilter::Inputs {
+    Decoder::Impl& d;
+    const Change& c;
+    const ColumnPlan& plan;
+    const RowBuild& b;
+    mutable std::string meta_buf;
+    Inputs(Decoder::Impl& d, const Change& c, const ColumnPlan& plan, const RowBuild& b)
+        : d(d), c(c), plan(plan), b(b) {}
+    FilterValue column(size_t slot) const override {
+      using K = FilterValue::Kind;
+      const int at = plan.filter_cols[slot];
+      if (at < 0) return {K::Missing, {}};
+      const Col& col = b.cols[static_cast<size_t>(at)];
+      if (col.toast) return {K::Unavailable, {}};
+      const std::string_view v = b.value(col);
+      switch (v.empty() ? 'n' : v.front()) {
+        case 'n': return {K::Null, {}};
+        case 't': return {K::Bool, "true"};
+        case 'f': return {K::Bool, "false"};
+        case '{':
+        case '[': return {K::Other, v};
+        case '"': {
+          const std::string_view inner = v.substr(1, v.size() - 2);
+          if (inner.find('\\') == std::string_view::npos) return {K::String, inner};
+          std::string& buf = d.filter_text[slot];
+          if (!json_unescape(inner, buf)) return {K::Other, v};
+          return {K::String, buf};
+        }
+        default: return {K::Number, v};
+      }
+    }
+    FilterValue meta(Meta m) const override {
+      bool number = false;
+      const auto t = meta_text(m, c, d.record, meta_buf, number);
+      if (!t) return {FilterValue::Kind::Null, {}};
+      return {number ? FilterValue::Kind::Number : FilterValue::Kind::String, *t};
+    }
+  };
+  const RowFilter& f = *tf.filter;
+  if (filter_text.size() < f.columns().size()) filter_text.resize(f.columns().size());
+  // A column the row lacks is a mistake whether or not this row reaches it.
+  RowFilter::Result res;
+  for (size_t i = 0; i < plan.filter_cols.size(); ++i)
+    if (plan.filter_cols[i] < 0) res = {RowFilter::Verdict::Missing, static_cast<int>(i)};
+  if (res.verdict != RowFilter::Verdict::Missing) res = f.evaluate(Inputs(*this, c, plan, b));
+  if (res.verdict == RowFilter::Verdict::Missing || res.verdict == RowFilter::Verdict::Unavailable) {
+    const std::string& col = f.columns()[static_cast<size_t>(res.slot)];
+    path.clear();
+    if (res.verdict == RowFilter::Verdict::Missing)
+      fail(DecodeErrorCode::Unsupported,
+           "a row with every column the table's filter names (routing.tables.*.filter: " + f.text() + ")",
+           "no column '" + col + "' in the row of " + c.db + "." + c.table);
+    fail(DecodeErrorCode::Unsupported,
+         "the value of '" + col + "', which the table's filter needs (routing.tables.*.filter: " + f.text() +
+             "); the source left it out as unchanged (TOAST): PostgreSQL sends it under REPLICA IDENTITY FULL",
+         "the unavailable-value placeholder");
+  }
+  return res.verdict;
+}
+
+void Decoder::Impl::write_transformed(const ColumnPlan& plan, const RowBuild& b, bool partial, Row& r) {
+  r.json.reserve(b.body.size() + 64);
+  r.json.push_back('{');
+  bool first = true;
+  for (size_t i = 0; i < b.cols.size(); ++i) {
+    const Col& col = b.cols[i];
+    if (plan.target[i].empty() || (partial && col.toast)) continue;
+    if (!first) r.json.push_back(',');
+    first = false;
+    r.json.append(plan.key[i]);
+    r.json.append(b.value(col));
+    if (partial) r.partial_columns.push_back(plan.target[i]);
+  }
+}
+
+void Decoder::Impl::append_computed(const Change& c, const std::vector<ComputedColumn>& cols, Row& r,
+                                    bool list_names) {
+  for (const auto& cc : cols) {
+    r.json.push_back(',');
+    append_json_string(cc.name, r.json);
+    r.json.push_back(':');
+    bool number = false;
+    const auto t = meta_text(cc.source, c, record, scratch, number);
+    if (!t) r.json.append("null");
+    else if (number) r.json.append(*t);
+    else append_json_string(*t, r.json);
+    if (list_names) r.partial_columns.push_back(cc.name);
+  }
+}
+
+// ----------------------------------------------------------- output rows
+
 // partial: write only the non-TOAST columns and list them.
 // A full row takes b's buffer over (b is cleared): emit each image once.
 void Decoder::Impl::emit_row(Change& c, RowBuild& b, bool is_delete, bool partial) {
   const DeleteOptions& del = deletes_for();
+  const ColumnTransforms& tf = transforms_for();
+  const ColumnPlan* plan = tf.reshapes() || tf.filter != nullptr ? &plan_for(c, tf, b) : nullptr;
+  // Deletes pass: deleting a key Doris does not hold is harmless. A soft
+  // delete would write the row, though, so its whole before-image is judged.
+  const bool judged = !is_delete || (del.mode == DeleteMode::Soft && !partial && full_before_image(c));
+  if (tf.filter != nullptr && judged && filter_row(c, tf, *plan, b) != RowFilter::Verdict::Match) {
+    ++c.rows_filtered;
+    ++stats.rows_filtered;
+    // An update whose new image left the filter removes the key from Doris
+    // (it may hold the old image): Doris keeps filter(source). Creates and
+    // snapshot reads are dropped.
+    if (is_delete || c.op != 'u') return;
+    if (!c.key_columns.empty()) {
+      for (auto& col : b.cols) {
+        const std::string_view n = b.name(col);
+        col.toast = std::find(c.key_columns.begin(), c.key_columns.end(), n) == c.key_columns.end();
+      }
+      partial = true;
+    }
+    is_delete = true;
+  }
   bool soft_delete = false;
   if (is_delete && del.mode == DeleteMode::Ignore) {
     ++c.deletes_ignored;
@@ -130,8 +338,14 @@ void Decoder::Impl::emit_row(Change& c, RowBuild& b, bool is_delete, bool partia
   Row& r = new_row(c);
   r.soft_delete = soft_delete;
   const ExtraColumns& ex = extras_for(c);
-  if (b.unknown && c.row_schema == nullptr) c.unknown_columns = true;
-  if (!partial) {
+  if (c.row_schema == nullptr && b.unknown) {
+    // A column the type hint does not name asks for schema evolution, unless it is not loaded.
+    for (size_t i = 0; i < b.cols.size() && !c.unknown_columns; ++i)
+      c.unknown_columns = b.cols[i].unknown && (plan == nullptr || !plan->target[i].empty());
+  }
+  if (plan != nullptr && tf.reshapes()) {
+    write_transformed(*plan, b, partial, r);
+  } else if (!partial) {
     r.json.swap(b.body);
     b.clear();
   } else {
@@ -148,8 +362,9 @@ void Decoder::Impl::emit_row(Change& c, RowBuild& b, bool is_delete, bool partia
   }
   const bool empty = r.json.size() == 1;
   const bool soft_table = del.mode == DeleteMode::Soft;
-  if (ex.any() || soft_table) {
+  if (ex.any() || soft_table || !tf.computed.empty()) {
     if (ex.any()) append_extras(c, ex, r, partial);
+    if (!tf.computed.empty()) append_computed(c, tf.computed, r, partial);
     if (soft_table) append_soft_columns(c, del, soft_delete, r, partial);
     if (empty) r.json.erase(1, 1);  // the appenders write a leading comma
   }

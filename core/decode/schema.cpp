@@ -1,5 +1,8 @@
 #include "core/decode/schema.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include <boost/json.hpp>
 
 #include <charconv>
@@ -175,6 +178,16 @@ const SchemaNode* SchemaNode::find_unhinted(std::string_view name, size_t& hint)
       return &fields[i];
     }
   }
+  if (fields_ignore_case)
+    for (size_t i = 0; i < fields.size(); ++i) {
+      const std::string& f = fields[i].field;
+      if (f.size() == name.size() && std::equal(f.begin(), f.end(), name.begin(), [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+          })) {
+        hint = i + 1;
+        return &fields[i];
+      }
+    }
   return nullptr;
 }
 

@@ -79,6 +79,9 @@ struct SchemaNode {
   std::vector<SchemaNode> fields;
   std::shared_ptr<SchemaNode> items, keys, values;
   std::shared_ptr<const FieldMeta> meta;  // nullptr: no parameters, no default
+  // A row typed by its Doris table (schema_from_doris): Doris compares column
+  // names case-insensitively, so a field is also found under another case.
+  bool fields_ignore_case = false;
 
   // Finds a struct member. `hint` is the position where the caller expects
   // it (payload order normally equals schema order), making lookups O(1).

@@ -739,6 +739,7 @@ void Decoder::Impl::convert_object(sj::object& obj, const SchemaNode* schema, Ro
     emit_typed(v, field_schema, b.body, 1, toast);
     c.val_len = static_cast<uint32_t>(b.body.size() - c.val_off);
     c.toast = toast;
+    c.unknown = schema != nullptr && field_schema == nullptr;
     b.toast = b.toast || toast;
     b.cols.push_back(c);
   }

@@ -673,6 +673,71 @@ void append_json_string(std::string_view s, std::string& out) {
   out.push_back('"');
 }
 
+bool json_unescape(std::string_view inner, std::string& out) {
+  out.clear();
+  auto hex4 = [&](size_t at, uint32_t& v) {
+    if (at + 4 > inner.size()) return false;
+    v = 0;
+    for (size_t k = at; k < at + 4; ++k) {
+      const char h = inner[k];
+      const int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+      if (d < 0) return false;
+      v = v * 16 + static_cast<uint32_t>(d);
+    }
+    return true;
+  };
+  for (size_t i = 0; i < inner.size(); ++i) {
+    if (inner[i] != '\\') {
+      out.push_back(inner[i]);
+      continue;
+    }
+    if (++i == inner.size()) return false;
+    switch (inner[i]) {
+      case '"': out.push_back('"'); break;
+      case '\\': out.push_back('\\'); break;
+      case '/': out.push_back('/'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'u': {
+        uint32_t cp = 0;
+        if (!hex4(i + 1, cp)) return false;
+        i += 4;
+        if (cp >= 0xD800 && cp < 0xDC00) {  // a surrogate pair
+          uint32_t lo = 0;
+          if (i + 2 >= inner.size() || inner[i + 1] != '\\' || inner[i + 2] != 'u' || !hex4(i + 3, lo) || lo < 0xDC00 ||
+              lo > 0xDFFF)
+            return false;
+          i += 6;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          return false;
+        }
+        if (cp < 0x80) {
+          out.push_back(static_cast<char>(cp));
+        } else if (cp < 0x800) {
+          out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+          out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else {
+          out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        }
+        break;
+      }
+      default: return false;
+    }
+  }
+  return true;
+}
+
 void append_double(double v, std::string& out) {
   char buf[32];
   auto r = std::to_chars(buf, buf + sizeof buf, v);

@@ -69,6 +69,8 @@ bool wkb_to_wkt(std::string_view wkb, std::string& out);
 
 // Appends `s` as a JSON string literal (with quotes), escaping as needed.
 void append_json_string(std::string_view s, std::string& out);
+// The content of a JSON string literal (between its quotes) unescaped into `out`.
+bool json_unescape(std::string_view inner, std::string& out);
 // Shortest round-trip text of a double ("3.14", "1e+300").
 void append_double(double v, std::string& out);
 

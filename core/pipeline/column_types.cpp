@@ -88,7 +88,12 @@ decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router&
         failed = datetime_scales(doris, *target, cols);
         const TableSettings settings = router.settings(*target);
         if (!failed)
+        {
           node = std::make_unique<decode::SchemaNode>(decode::schema_from_doris(cols, settings.epoch_units, settings.decimal_scales));
+          // The decoder looks a value's type up by its source column name.
+          if (settings.transforms)
+            for (auto& f : node->fields) f.field = settings.transforms->source_name(f.field);
+        }
       } else {
         failed = std::get<doris::DorisError>(schema);
       }

@@ -135,6 +135,24 @@ ColumnRenames old_shape_renames(const TableDdl& td, const std::vector<schema::Co
   return out;
 }
 
+std::vector<schema::Column> Pipeline::Impl::loaded_columns(const decode::SchemaNode& row,
+                                                            const std::vector<std::string>& keys,
+                                                            const TableDdl& td) const {
+  const std::string prefix =
+      decoder_.options().envelope == decode::Envelope::Flattened ? decoder_.options().flattened.metadata_prefix : "";
+  auto cols = schema::columns_from_schema(row, keys, prefix);
+  const decode::ColumnTransforms& tf = transforms_of(td);
+  if (!tf.reshapes()) return cols;
+  std::vector<schema::Column> out;
+  for (auto& c : cols) {
+    auto name = tf.target_name(c.name);
+    if (!name) continue;
+    c.name = std::move(*name);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 TableDdl& Pipeline::Impl::table_ddl(const Target& t) {
   TableDdl& td = ddl_.tables[t];
   if (!td.loaded) {
@@ -252,10 +270,9 @@ Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const ka
     std::vector<std::string> keys = change_.key_columns;
     if (!td.settings.key_columns.empty()) keys = td.settings.key_columns;
     std::vector<schema::Column> columns;
-    const std::string skip_prefix =
-        decoder_.options().envelope == decode::Envelope::Flattened ? decoder_.options().flattened.metadata_prefix : "";
+    const decode::ColumnTransforms& tf = transforms_of(td);
     if (row_schema != nullptr) {
-      columns = schema::columns_from_schema(*row_schema, keys, skip_prefix);
+      columns = loaded_columns(*row_schema, keys, td);
     } else {
       columns = td.settings.columns;
       if (columns.empty()) {
@@ -268,6 +285,8 @@ Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const ka
                       &msg);
       }
     }
+    // The key columns by their Doris names (the decoder refuses rows that exclude one).
+    for (auto& k : keys) k = tf.target_name(k).value_or(k);
     schema::CreateOptions opt = td.settings.create;
     if (td.settings.unique_key && !*td.settings.unique_key) opt.model = schema::KeyModel::Duplicate;
     if (opt.sequence_col.empty()) opt.sequence_col = td.settings.sequence_col;
@@ -278,6 +297,7 @@ Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const ka
       if (!ex.sequence.empty() && ex.sequence != opt.sequence_col)
         opt.extra_columns.push_back({ex.sequence, "BIGINT", true, std::nullopt, false, false});
     }
+    for (const auto& cc : tf.computed) opt.extra_columns.push_back({cc.name, decode::doris_type(cc.source), true, std::nullopt, false, false});
     if (const auto del = td.settings.deletes.value_or(decoder_.options().deletes); del.mode == decode::DeleteMode::Soft) {
       opt.extra_columns.push_back({del.soft_column, "BOOLEAN", true, std::nullopt, false, false});
       if (!del.deleted_at_column.empty())
@@ -321,9 +341,17 @@ Pipeline::Impl::Prepared Pipeline::Impl::prepare_table(const Target& t, const ka
     ignore.insert(del.soft_column);
     if (!del.deleted_at_column.empty()) ignore.insert(del.deleted_at_column);
   }
-  const std::string& meta_prefix = decoder_.options().flattened.metadata_prefix;
-  auto source = schema::columns_from_schema(
-      *row_schema, change_.key_columns, decoder_.options().envelope == decode::Envelope::Flattened ? meta_prefix : "");
+  // Computed columns are the pipeline's; excluded ones are never loaded, so
+  // the table's own column of that name (if any) is left as it is.
+  const decode::ColumnTransforms& tf = transforms_of(td);
+  for (const auto& cc : tf.computed) ignore.insert(cc.name);
+  for (const auto& ex : tf.exclude) {
+    ignore.insert(ex);
+    decode::ColumnTransforms named = tf;
+    named.exclude.clear();
+    ignore.insert(*named.target_name(ex));
+  }
+  auto source = loaded_columns(*row_schema, change_.key_columns, td);
   // A record of the shape before an applied rename (a partition lagging
   // behind the one whose record asked for it, a replay): its column goes by
   // the new name, rather than be ignored by Doris (the new column NULL) or
@@ -438,9 +466,7 @@ const ColumnRenames* Pipeline::Impl::replay_renames(const Target& t) {
   TableDdl& td = it->second;
   if (auto r = td.remap.find(change_.row_schema); r != td.remap.end()) return &r->second;
   if (td.checked.count(change_.row_schema)) return nullptr;
-  const std::string prefix =
-      decoder_.options().envelope == decode::Envelope::Flattened ? decoder_.options().flattened.metadata_prefix : "";
-  auto renames = old_shape_renames(td, schema::columns_from_schema(*change_.row_schema, {}, prefix));
+  auto renames = old_shape_renames(td, loaded_columns(*change_.row_schema, {}, td));
   if (renames.empty()) return nullptr;
   return &(td.remap[change_.row_schema] = std::move(renames));
 }
@@ -640,11 +666,8 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
     // for them would undo this change), their renamed columns now mapped.
     note_renames(td.renamed, rec);
     td.remap.clear();
-    const std::string prefix = decoder_.options().envelope == decode::Envelope::Flattened
-                                   ? decoder_.options().flattened.metadata_prefix
-                                   : "";
     for (const auto* s : td.checked)
-      if (auto r = old_shape_renames(td, schema::columns_from_schema(*s, {}, prefix)); !r.empty()) td.remap[s] = r;
+      if (auto r = old_shape_renames(td, loaded_columns(*s, {}, td)); !r.empty()) td.remap[s] = r;
     ddl_.last_schema = nullptr;
   }
   // The new shape: schemaless typing and the load mode read the table again.

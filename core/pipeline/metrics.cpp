@@ -50,6 +50,7 @@ const char* to_string(SkipReason r) {
     case SkipReason::NotRouted: return "not_routed";
     case SkipReason::KeyOnlyDelete: return "key_only_delete";
     case SkipReason::DeleteIgnored: return "delete_ignored";
+    case SkipReason::Filtered: return "filtered";
   }
   return "?";
 }

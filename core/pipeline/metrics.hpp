@@ -56,8 +56,8 @@ inline constexpr size_t kCommitLatencyBucketCount = sizeof(kCommitLatencyBuckets
 
 // Why a consumed record loaded nothing (bad records are counted apart).
 enum class SkipReason { Tombstone, Heartbeat, TransactionMetadata, SchemaChange, Truncate, Message, NotRouted, KeyOnlyDelete,
-                        DeleteIgnored };
-inline constexpr size_t kSkipReasonCount = 9;
+                        DeleteIgnored, Filtered };
+inline constexpr size_t kSkipReasonCount = 10;
 const char* to_string(SkipReason r);
 
 // Reasons the pipeline rewinds for (cdc2doris_rewinds_total{reason}).

@@ -280,6 +280,13 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // A replayed record's renames (replays run no DDL, so prepare_table is not asked).
   const ColumnRenames* replay_renames(const Target& t);
   TableDdl& table_ddl(const Target& t);
+  // The columns a row schema loads into the table: its fields under the
+  // table's column transforms (excluded ones left out, renamed, case mapped).
+  std::vector<schema::Column> loaded_columns(const decode::SchemaNode& row, const std::vector<std::string>& keys,
+                                             const TableDdl& td) const;
+  const decode::ColumnTransforms& transforms_of(const TableDdl& td) const {
+    return td.settings.transforms ? *td.settings.transforms : decoder_.options().transforms;
+  }
   std::optional<doris::DorisError> read_shape(const Target& t, TableDdl& td);
   Prepared run_ddl(const Target& t, TableDdl& td, std::vector<state::DdlStep> steps, const kafka::Message* msg,
                    const TruncateMark* truncate = nullptr);

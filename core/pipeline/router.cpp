@@ -47,7 +47,8 @@ decode::DecoderOptions with_target_table_options(decode::DecoderOptions o, Route
   bool any = false;
   for (const auto& t : router.known_targets()) {
     const TableSettings s = router.settings(t);
-    any = any || !s.key_columns.empty() || s.extra_columns.has_value() || s.deletes.has_value();
+    any = any || !s.key_columns.empty() || s.extra_columns.has_value() || s.deletes.has_value() ||
+          s.transforms.has_value();
   }
   if (!any) return o;
   // Stable addresses: the decoder keeps the pointer it was given.
@@ -58,7 +59,8 @@ decode::DecoderOptions with_target_table_options(decode::DecoderOptions o, Route
     auto it = cache->find(*target);
     if (it == cache->end()) {
       TableSettings s = router.settings(*target);
-      it = cache->emplace(*target, decode::TableOptions{std::move(s.key_columns), std::move(s.extra_columns), std::move(s.deletes)}).first;
+      it = cache->emplace(*target, decode::TableOptions{std::move(s.key_columns), std::move(s.extra_columns), std::move(s.deletes),
+                                                      std::move(s.transforms)}).first;
     }
     return &it->second;
   };

@@ -54,6 +54,8 @@ struct TableSettings {
   std::optional<TruncatePolicy> truncate;
   // nullopt: the decoder's DecoderOptions::deletes (routing.delete_mode ...).
   std::optional<decode::DeleteOptions> deletes;
+  // nullopt: the decoder's DecoderOptions::transforms (routing.column_case, computed_columns).
+  std::optional<decode::ColumnTransforms> transforms;
 };
 
 class Router {

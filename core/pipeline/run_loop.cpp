@@ -305,6 +305,11 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
     log_->debug("delete at {}/{}@{} for {} ignored (delete_mode ignore)", msg.topic, msg.partition, msg.offset,
                 target->name());
   }
+  if (change_.rows_filtered != 0) {  // routing.tables.*.filter
+    for (uint32_t i = 0; i < change_.rows_filtered; ++i) deps_.metrics.add_skipped(SkipReason::Filtered);
+    log_->trace("{} row(s) at {}/{}@{} for {} not matched by the table's filter", change_.rows_filtered, msg.topic,
+                msg.partition, msg.offset, target->name());
+  }
   const int64_t source_ms = change_.position.ts_ms.value_or(0);
   const std::optional<int64_t> seq = change_.position.sequence();
   for (const auto& row : change_.rows) {

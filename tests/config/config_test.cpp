@@ -104,6 +104,8 @@ routing:
   delete_mode: ignore
   soft_delete_column: gone
   deleted_at_column: gone_at
+  column_case: lower
+  computed_columns: {src_table: source.table}
   create_properties: {replication_num: "1"}
   create_database_properties: {replication_allocation: "tag.location.default: 1"}
   tables:
@@ -126,6 +128,11 @@ routing:
       delete_mode: soft
       soft_delete_column: is_deleted
       deleted_at_column: ""
+      rename: {cust_id: customer_id}
+      exclude: [card_number]
+      column_case: as_is
+      filter: "status != 'draft' AND amount >= 10.5"
+      computed_columns: {kafka_offset: offset}
 delivery:
   label_prefix: "p1"
   epoch_interval: 5s

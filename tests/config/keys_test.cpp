@@ -50,6 +50,12 @@ std::string special_sample(const std::string& path, const std::string& secret_fi
       {"routing.tables.*.columns", "[\"id BIGINT\"]"},
       {"routing.tables.*.decimal_scales", "{amount: 3}"},
       {"routing.tables.*.epoch_units", "{created: us}"},
+      {"routing.tables.*.filter", "\"qty > 0 AND status IN ('paid', 'sent')\""},
+      {"routing.tables.*.computed_columns", "{kafka_offset: offset}"},
+      {"routing.tables.*.rename", "{cust_id: customer_id}"},
+      // Not one of key_columns' sample names: a key column cannot be excluded.
+      {"routing.tables.*.exclude", "[card_number]"},
+      {"routing.computed_columns", "{src_table: source.table}"},
       // Two columns, so they must differ.
       {"routing.deleted_at_column", "gone_at"},
       {"routing.tables.*.deleted_at_column", "removed_at"},

@@ -148,3 +148,88 @@ TEST_CASE("Delete modes: bad values are refused with their key path", "[config][
              Catch::Contains("hidden column"));
   CHECK(error_of("  delete_mode: soft\n  deleted_at_column: gone_at\n").empty());
 }
+
+TEST_CASE("Column transforms: routing defaults and per target table reach the decoder", "[config][routing][transforms]") {
+  const char* yaml = R"Y(
+kafka: {bootstrap_servers: "k:9092", topics: [t]}
+doris: {fe: ["127.0.0.1:8030"]}
+routing:
+  target: "ods.{table}"
+  column_case: lower
+  computed_columns: {src_table: source.table}
+  tables:
+    ods.orders:
+      rename: {QTY: quantity}
+      exclude: [Secret]
+      filter: "QTY > 0 AND @op != 'r'"
+      computed_columns: {kafka_offset: offset}
+)Y";
+  std::map<std::string, std::string> env;
+  const auto cfg = config::load_string(yaml, "t.yaml", &env);
+  CHECK(cfg.decoding.transforms.name_case == decode::NameCase::Lower);
+  auto router = config::make_router(cfg);
+  const auto orders = router->settings({"ods", "orders"}).transforms;
+  REQUIRE(orders);
+  CHECK(orders->rename.at("QTY") == "quantity");
+  CHECK(orders->name_case == decode::NameCase::Lower);
+  CHECK(orders->computed.size() == 2);
+  CHECK_FALSE(router->settings({"ods", "other"}).transforms);  // the decoder's default
+
+  decode::Decoder dec(pipeline::with_target_table_options(cfg.decoding, *router));
+  decode::Change ch;
+  decode::KafkaRecord r;
+  const std::string key = R"({"ID":9})";
+  r.key = key;
+  r.offset = 5;
+  auto create = [&](const std::string& table, const std::string& after) {
+    r.topic = "db.shop." + table;
+    const std::string v = mysql_record(table, "c", "null", after);
+    r.value = v;
+    REQUIRE_FALSE(dec.decode(r, ch));
+  };
+  create("orders", R"({"ID":9,"QTY":2,"Secret":"s"})");
+  REQUIRE(ch.rows.size() == 1);
+  CHECK(ch.rows[0].json == R"({"id":9,"quantity":2,"src_table":"orders","kafka_offset":5,"__DORIS_DELETE_SIGN__":0})");
+  create("orders", R"({"ID":9,"QTY":0,"Secret":"s"})");
+  CHECK(ch.rows.empty());
+  CHECK(ch.rows_filtered == 1);
+  create("other", R"({"ID":9,"QTY":0,"Secret":"s"})");
+  REQUIRE(ch.rows.size() == 1);
+  CHECK(ch.rows[0].json == R"({"id":9,"qty":0,"secret":"s","src_table":"other","__DORIS_DELETE_SIGN__":0})");
+}
+
+TEST_CASE("Column transforms: a filter's syntax error names file:line:col", "[config][routing][transforms]") {
+  auto error_of = [](const std::string& routing) {
+    const std::string yaml = "kafka: {bootstrap_servers: k, topics: [t]}\ndoris: {fe: [x]}\nrouting:\n" + routing;
+    std::map<std::string, std::string> env;
+    try {
+      config::load_string(yaml, "t.yaml", &env);
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // Line 6 of the file; the value starts at column 15, and the error is 5 characters into it.
+  CHECK_THAT(error_of("  tables:\n    a.b:\n      filter: qty == 1\n"),
+             Catch::StartsWith("t.yaml:6:20: routing.tables.a.b.filter: invalid filter: expected a value"));
+  CHECK_THAT(error_of("  tables:\n    a.b:\n      filter: \"qty == 1\"\n"),
+             Catch::StartsWith("t.yaml:6:21: routing.tables.a.b.filter: invalid filter: expected a value"));
+  // Block scalars, literal and folded: the place on the expression's second line.
+  CHECK_THAT(error_of("  tables:\n    a.b:\n      filter: |\n        a = 1 AND\n        b >> 2\n"),
+             Catch::StartsWith("t.yaml:8:12: routing.tables.a.b.filter: invalid filter: expected a value"));
+  CHECK_THAT(error_of("  tables:\n    a.b:\n      filter: >-\n        a = 1 AND\n        b >> 2\n"),
+             Catch::StartsWith("t.yaml:8:12: routing.tables.a.b.filter: invalid filter: expected a value"));
+  // A plain scalar folded over two lines, and one in a flow map.
+  CHECK_THAT(error_of("  tables:\n    a.b:\n      filter: a = 1 AND\n        b >> 2\n"),
+             Catch::StartsWith("t.yaml:7:12: routing.tables.a.b.filter: invalid filter"));
+  CHECK_THAT(error_of("  tables:\n    a.b: {filter: \"a = 'x' OR b IN 3\"}\n"),
+             Catch::StartsWith("t.yaml:5:36: routing.tables.a.b.filter: invalid filter: expected '(' opening the IN list"));
+  CHECK_THAT(error_of("  tables:\n    a.b: {computed_columns: {x: nonsense}}\n"),
+             Catch::Contains("routing.tables.a.b.computed_columns.x: expected one of op, source_ts"));
+  CHECK_THAT(error_of("  column_case: title\n"), Catch::Contains("routing.column_case"));
+  CHECK_THAT(error_of("  tables:\n    a.b: {key_columns: [id], exclude: [id]}\n"),
+             Catch::Contains("'id' is a key column"));
+  CHECK_THAT(error_of("  tables:\n    a.b: {rename: {x: c, y: C}}\n"), Catch::Contains("both become Doris column"));
+  CHECK_THAT(error_of("  tables:\n    a.b: {rename: {x: __DORIS_DELETE_SIGN__}}\n"), Catch::Contains("hidden column"));
+  CHECK(error_of("  tables:\n    a.b: {filter: \"a IS NULL OR b ~ '^x'\"}\n").empty());
+}

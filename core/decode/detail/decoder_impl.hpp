@@ -127,6 +127,7 @@ class LengthSet {
 struct Col {
   uint32_t name_off, name_len, val_off, val_len;
   bool toast;
+  bool unknown;  // the schema (a schemaless type hint) does not name it
 };
 
 // A row body under construction: `{"a":1,"b":"x"` plus where each column is.
@@ -153,6 +154,17 @@ struct RowBuild {
     }
     return nullptr;
   }
+};
+
+// How the columns of a row with one sequence of source names are written
+// under a table's ColumnTransforms: computed once per sequence (a table's
+// rows repeat it), not per row.
+struct ColumnPlan {
+  const ColumnTransforms* transforms = nullptr;
+  std::vector<std::string> source;  // the row's column names, in order
+  std::vector<std::string> target;  // their Doris names; empty: excluded
+  std::vector<std::string> key;     // `"target":`, ready to append
+  std::vector<int> filter_cols;     // per RowFilter::columns() slot: its index in the row, -1: absent
 };
 
 struct CompiledValue {
@@ -449,6 +461,21 @@ struct Decoder::Impl {
   const ExtraColumns& extras_for(const Change& c);
   void append_extras(const Change& c, const ExtraColumns& ex, Row& r, bool list_names);
   void emit_row(Change& c, RowBuild& b, bool is_delete, bool partial);
+
+  // ------------------------------------------------------ column transforms
+
+  const KafkaRecord* record = nullptr;  // the record being decoded
+  std::vector<ColumnPlan> plans;
+  std::vector<std::string> filter_text;  // unescaped string values, per filter slot
+  const ColumnTransforms& transforms_for() const {
+    return table_opts != nullptr && table_opts->transforms ? *table_opts->transforms : opt.transforms;
+  }
+  const ColumnPlan& plan_for(const Change& c, const ColumnTransforms& tf, const RowBuild& b);
+  // Whether the table's filter lets the row image in `b` load.
+  RowFilter::Verdict filter_row(const Change& c, const ColumnTransforms& tf, const ColumnPlan& plan, const RowBuild& b);
+  // The row's columns under their Doris names, excluded ones left out.
+  void write_transformed(const ColumnPlan& plan, const RowBuild& b, bool partial, Row& r);
+  void append_computed(const Change& c, const std::vector<ComputedColumn>& cols, Row& r, bool list_names);
   const DeleteOptions& deletes_for() const {
     return table_opts != nullptr && table_opts->deletes ? *table_opts->deletes : opt.deletes;
   }
