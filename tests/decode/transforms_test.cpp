@@ -6,34 +6,21 @@
 #include <string>
 
 #include "core/decode/decoder.hpp"
+#include "tests/decode/decode_run.hpp"
 
 using namespace cdc2doris::decode;
 
 namespace {
 
-struct Run {
-  Decoder dec;
-  Change change;
-  explicit Run(DecoderOptions o = {}) : dec(std::move(o)) {}
+struct Run : test::DecodeRun {
+  explicit Run(DecoderOptions o = {}) : DecodeRun(std::move(o), "dbserver1.inventory.customers", 3) {}
   std::optional<DecodeError> operator()(std::string_view value, std::optional<std::string_view> key,
                                         int64_t offset = 1) {
-    KafkaRecord r;
-    r.topic = "dbserver1.inventory.customers";
-    r.partition = 3;
-    r.offset = offset;
-    r.key = key;
-    r.value = value;
-    return dec.decode(r, change);
+    return DecodeRun::operator()(value, key, {}, offset);
   }
   std::optional<DecodeError> tombstone(std::string_view key, int64_t offset) {
-    KafkaRecord r;
-    r.topic = "dbserver1.inventory.customers";
-    r.partition = 3;
-    r.offset = offset;
-    r.key = key;
-    return dec.decode(r, change);
+    return DecodeRun::operator()(std::nullopt, key, {}, offset);
   }
-  std::string row(size_t i = 0) const { return i < change.rows.size() ? change.rows[i].json : "<none>"; }
 };
 
 const std::string kMysql =
