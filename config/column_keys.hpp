@@ -1,6 +1,6 @@
 #pragma once
 // Reading the keys that name Doris columns or shape a table's columns
-// (schema.cpp declares them): column names, name case mapping, computed
+// (keys.cpp declares them): column names, name case mapping, computed
 // columns and the row filter (docs/decoding.md, "Column transforms").
 #include <yaml-cpp/yaml.h>
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "config/parse.hpp"
-#include "config/schema.hpp"
+#include "config/keys.hpp"
 
 namespace cdc2doris::config {
 
@@ -64,7 +64,7 @@ kafka::SourceConfig Config::source_config() const {
 std::string reference_markdown() {
   std::ostringstream os;
   os << "# Configuration reference\n\n"
-     << "<!-- Generated from config/schema.cpp by `cdc2doris config-reference`; a test keeps this file in sync. -->\n\n"
+     << "<!-- Generated from config/keys.cpp by `cdc2doris config-reference`; a test keeps this file in sync. -->\n\n"
      << "cdc2doris reads one YAML file (`cdc2doris run --config FILE`). Unknown keys are errors; every error names\n"
      << "`file:line:column`, the key and what was expected. Any scalar may use `${ENV_VAR}` or\n"
      << "`${ENV_VAR:-default}`; `$$` is a literal `$`. Durations: `500ms`, `10s`, `5m`, `1h`. Sizes: `65536`,\n"

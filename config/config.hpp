@@ -1,6 +1,6 @@
 #pragma once
 // The daemon's YAML configuration (issue 7). Each key is declared once
-// (schema.cpp) with the field below it sets; parsing (parse.cpp), unknown-key
+// (keys.cpp) with the field below it sets; parsing (parse.cpp), unknown-key
 // checks, docs/configuration.md and the dump come from the declarations, and
 // the defaults are these fields' initialisers. tests/config/keys_test.cpp
 // proves every key sets its field and every field has a key.

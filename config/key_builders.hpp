@@ -1,5 +1,5 @@
 #pragma once
-// The builders schema.cpp declares keys with: one per kind of value, each
+// The builders keys.cpp declares keys with: one per kind of value, each
 // making the key's reader (with its bounds and checks) and its show from
 // one accessor of the field, so a key's field is named once.
 #include <functional>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/reader.hpp"
-#include "config/schema.hpp"
+#include "config/keys.hpp"
 #include "core/common/redact.hpp"
 #include "core/kafka/source.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// Reading a YAML document into a Config by the declarations (schema.hpp).
+// Reading a YAML document into a Config by the declarations (keys.hpp).
 #include <yaml-cpp/yaml.h>
 
 #include <map>
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/schema.hpp"
+#include "config/keys.hpp"
 
 namespace cdc2doris::config {
 

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "config/config.hpp"
-#include "config/schema.hpp"
+#include "config/keys.hpp"
 
 namespace cdc2doris::config {
 

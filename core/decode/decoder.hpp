@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "core/common/error.hpp"
-#include "core/decode/schema.hpp"
+#include "core/decode/connect_schema.hpp"
 #include "core/decode/transforms.hpp"
 
 namespace cdc2doris::decode {

@@ -30,7 +30,7 @@ std::string base64(std::string_view in) {
   return out;
 }
 
-// Named as the configuration file names them (config/schema.cpp), so a
+// Named as the configuration file names them (config/keys.cpp), so a
 // message from here points at the key to fix; the two options without a key
 // are said to be internal.
 void validate(const ClientConfig& c) {

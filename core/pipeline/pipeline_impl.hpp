@@ -19,7 +19,7 @@
 #include "core/doris/backoff.hpp"
 #include "core/pipeline/epoch_machine.hpp"
 #include "core/pipeline/column_types.hpp"
-#include "core/pipeline/ddl.hpp"
+#include "core/pipeline/table_ddl.hpp"
 #include "core/pipeline/pipeline.hpp"
 #include "state/group_meta.hpp"
 
@@ -267,7 +267,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void abort_open_epoch_for_replay();
   void rewind(const std::string& reason);
   void sleep_backoff(int attempt);
-  // --- table creation and schema evolution (ddl.cpp)
+  // --- table creation and schema evolution (table_ddl.cpp)
   enum class Prepared { Proceed, Skip, Stop };
   // Before a change's rows are placed: the target exists and has the columns
   // they carry, a DDL running between epochs if not. Skip: the record is a

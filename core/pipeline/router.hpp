@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/decode/decoder.hpp"
-#include "core/schema/ddl.hpp"
+#include "core/schema/ddl_sql.hpp"
 
 namespace cdc2doris::pipeline {
 

@@ -1,7 +1,7 @@
 // Source TRUNCATE (Debezium `op: "t"`), applied like a DDL between epochs
 // (docs/schema-evolution.md, "TRUNCATE"): the rows read before it commit
 // first, it is recorded, run (TRUNCATE TABLE) and marked done through the
-// DDL machinery of ddl.cpp, and the rows after it load after it. A restart
+// DDL machinery of table_ddl.cpp, and the rows after it load after it. A restart
 // or a replay that reads it again does not run it twice: the table's DDL
 // record names the newest truncate applied. Rows of the table that other
 // partitions deliver later but that precede it in source order are dropped.

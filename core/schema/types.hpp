@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/decode/schema.hpp"
+#include "core/decode/connect_schema.hpp"
 
 namespace cdc2doris::schema {
 

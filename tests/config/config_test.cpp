@@ -5,7 +5,7 @@
 
 #include "config/config.hpp"
 #include "core/common/redact.hpp"
-#include "config/schema.hpp"
+#include "config/keys.hpp"
 #include "tools/fixtures/temp_dir.hpp"
 
 using namespace cdc2doris;
@@ -61,7 +61,7 @@ TEST_CASE("config: a minimal file gets the documented defaults", "[config]") {
 }
 
 TEST_CASE("config: every key of the schema is accepted by the parser", "[config]") {
-  // Keeps config/schema.cpp and the parser in step: a key documented but not
+  // Keeps config/keys.cpp and the parser in step: a key documented but not
   // parsed (or the reverse) fails here.
   const std::string full = R"Y(kafka:
   bootstrap_servers: "k:9092"

@@ -1,4 +1,4 @@
-// Each configuration key is declared once (config/schema.cpp). These tests
+// Each configuration key is declared once (config/keys.cpp). These tests
 // hold the declarations to their word: every declared key, set alone to a
 // value other than its default, changes what it shows of the field it names;
 // and every field of the Config (walked member by member with Boost.PFR,
@@ -13,7 +13,7 @@
 
 #include "config/config.hpp"
 #include "config/parse.hpp"
-#include "config/schema.hpp"
+#include "config/keys.hpp"
 #include "tools/fixtures/temp_dir.hpp"
 
 using namespace cdc2doris;

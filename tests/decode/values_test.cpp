@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "core/decode/values.hpp"
+#include "core/decode/wire_values.hpp"
 
 using namespace cdc2doris::decode;
 

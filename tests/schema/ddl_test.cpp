@@ -5,8 +5,8 @@
 
 #include <boost/json.hpp>
 
-#include "core/decode/schema.hpp"
-#include "core/schema/ddl.hpp"
+#include "core/decode/connect_schema.hpp"
+#include "core/schema/ddl_sql.hpp"
 #include "core/schema/types.hpp"
 #include "tools/doris_emulator/engine.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/decode/schema.hpp"
+#include "core/decode/connect_schema.hpp"
 #include "core/schema/types.hpp"
 
 using namespace cdc2doris;

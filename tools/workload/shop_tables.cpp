@@ -5,7 +5,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "core/decode/values.hpp"
+#include "core/decode/wire_values.hpp"
 #include "tools/workload/workload.hpp"
 
 namespace cdc2doris::workload::shop {

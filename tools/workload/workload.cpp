@@ -5,8 +5,8 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "core/decode/schema.hpp"
-#include "core/decode/values.hpp"
+#include "core/decode/connect_schema.hpp"
+#include "core/decode/wire_values.hpp"
 
 namespace cdc2doris::workload {
 

@@ -2,7 +2,7 @@
 // Private to core/decode: the decoder's state and the helpers its parts share.
 // Decoder::Impl's methods are defined by concern in decoder.cpp (construction,
 // the API), envelope.cpp (wrapper, payload scan, source, the record),
-// value_convert.cpp (values and row images) and rows.cpp (output rows, keys).
+// image_convert.cpp (values and row images) and rows.cpp (output rows, keys).
 //
 // Every file including this header must be compiled with the same -m flags
 // (core/decode/CMakeLists.txt): simdjson picks its On-Demand implementation
@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "core/decode/decoder.hpp"
-#include "core/decode/values.hpp"
+#include "core/decode/wire_values.hpp"
 
 namespace cdc2doris::decode {
 

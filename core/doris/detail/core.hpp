@@ -3,9 +3,9 @@
 // Core's methods are defined by concern: beast_client.cpp (construction,
 // shutdown, the blocking DorisClient facade), endpoints.cpp (FE/BE choice,
 // quarantine, backend discovery), transport.cpp (connections, the pool, one
-// request/answer exchange, redirects), stream_load.cpp (one chunked Stream
+// request/answer exchange, redirects), stream_load_io.cpp (one chunked Stream
 // Load: headers, 100-continue, body, answer, error log), txn_ops.cpp (2PC,
-// label probe, FE JSON calls); load_stream.cpp is the caller-facing
+// label probe, FE JSON calls); load_writer.cpp is the caller-facing
 // LoadStream that feeds a StreamState.
 #include <openssl/ssl.h>
 
@@ -308,7 +308,7 @@ class Core : public std::enable_shared_from_this<Core> {
 // The error of a Stream Load or label probe: names spec's table and label.
 DorisError load_error(ErrorKind k, Disposition d, std::string msg, const LoadSpec& s, const std::string& endpoint);
 
-// The LoadStream of DorisClient::open_load (load_stream.cpp).
+// The LoadStream of DorisClient::open_load (load_writer.cpp).
 std::unique_ptr<LoadStream> open_load_stream(std::shared_ptr<Core> core, LoadSpec spec);
 
 }  // namespace cdc2doris::doris::detail

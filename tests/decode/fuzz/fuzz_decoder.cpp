@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "core/decode/decoder.hpp"
-#include "core/decode/values.hpp"
+#include "core/decode/wire_values.hpp"
 
 using namespace cdc2doris::decode;
 

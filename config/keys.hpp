@@ -1,5 +1,5 @@
 #pragma once
-// The configuration keys, each declared once (schema.cpp): its YAML path,
+// The configuration keys, each declared once (keys.cpp): its YAML path,
 // type, bounds, doc text, and how it reads into and shows from the field it
 // sets. Parsing (parse.cpp), unknown-key checks, docs/configuration.md and
 // the dump all walk these declarations; defaults are the fields' own

@@ -1,4 +1,4 @@
-#include "core/schema/ddl.hpp"
+#include "core/schema/ddl_sql.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 #pragma once
 // Private to core/pipeline: what the pipeline knows of each target table's
-// shape for table creation and schema evolution (ddl.cpp,
+// shape for table creation and schema evolution (table_ddl.cpp,
 // docs/schema-evolution.md).
 #include <map>
 #include <optional>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/decode/schema.hpp"
+#include "core/decode/connect_schema.hpp"
 #include "core/pipeline/router.hpp"
-#include "core/schema/ddl.hpp"
+#include "core/schema/ddl_sql.hpp"
 #include "state/checkpoint_store.hpp"
 
 namespace cdc2doris::pipeline {

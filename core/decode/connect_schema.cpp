@@ -1,4 +1,4 @@
-#include "core/decode/schema.hpp"
+#include "core/decode/connect_schema.hpp"
 
 #include <algorithm>
 #include <cctype>

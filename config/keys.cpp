@@ -1,4 +1,4 @@
-#include "config/schema.hpp"
+#include "config/keys.hpp"
 
 #include <charconv>
 #include <regex>

@@ -1,4 +1,4 @@
-#include "core/decode/values.hpp"
+#include "core/decode/wire_values.hpp"
 
 #include <array>
 #include <charconv>

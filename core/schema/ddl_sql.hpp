@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/decode/schema.hpp"
+#include "core/decode/connect_schema.hpp"
 
 namespace cdc2doris::schema {
 
