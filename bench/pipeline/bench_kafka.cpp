@@ -369,15 +369,19 @@ int cmd_count(const Args& a) {
   return 0;
 }
 
+// A consumer handle that only reads --group's committed offsets.
+Handle group_reader(const Args& a) {
+  return make_handle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", a.get("--bootstrap")},
+                                         {"group.id", a.get("--group")},
+                                         {"enable.auto.commit", "false"},
+                                         {"log_level", "3"}});
+}
+
 int cmd_wait_committed(const Args& a) {
   auto t0 = Clock::now();
   const double timeout = static_cast<double>(a.num("--timeout", 1800));
-  Handle rk = make_handle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", a.get("--bootstrap")},
-                                              {"group.id", a.get("--group")},
-                                              {"enable.auto.commit", "false"},
-                                              {"log_level", "3"}});
-  const std::regex re(a.get("--topic-regex"));
-  auto topics = matching_topics(rk.get(), re);
+  Handle rk = group_reader(a);
+  auto topics = matching_topics(rk.get(), std::regex(a.get("--topic-regex")));
   auto hw = high_watermarks(rk.get(), topics);
   int64_t lag = -1;
   while (since(t0) < timeout) {
@@ -402,12 +406,8 @@ int cmd_wait_committed(const Args& a) {
 }
 
 int cmd_commit_size(const Args& a) {
-  Handle rk = make_handle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", a.get("--bootstrap")},
-                                              {"group.id", a.get("--group")},
-                                              {"enable.auto.commit", "false"},
-                                              {"log_level", "3"}});
-  const std::regex re(a.get("--topic-regex"));
-  auto topics = matching_topics(rk.get(), re);
+  Handle rk = group_reader(a);
+  auto topics = matching_topics(rk.get(), std::regex(a.get("--topic-regex")));
   Parts parts(rd_kafka_topic_partition_list_new(16), &rd_kafka_topic_partition_list_destroy);
   for (const auto& [t, n] : topics)
     for (int p = 0; p < n; ++p) rd_kafka_topic_partition_list_add(parts.get(), t.c_str(), p);

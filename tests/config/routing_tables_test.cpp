@@ -29,6 +29,19 @@ std::string mysql_record(const std::string& table, const std::string& op, const 
          R"(","ts_ms":1,"file":"mysql-bin.000003","pos":154,"row":0},"op":")" + op + R"("})";
 }
 
+// The error a configuration with these lines under `routing:` is refused
+// with ("" if it is accepted), from file t.yaml.
+std::string routing_error(const std::string& routing) {
+  const std::string yaml = "kafka: {bootstrap_servers: k, topics: [t]}\ndoris: {fe: [x]}\nrouting:\n" + routing;
+  std::map<std::string, std::string> env;
+  try {
+    config::load_string(yaml, "t.yaml", &env);
+  } catch (const config::ConfigError& e) {
+    return std::string(e.what());
+  }
+  return std::string();
+}
+
 }  // namespace
 
 TEST_CASE("Per-table decoding settings apply by target table under a target template", "[config][routing][issue12]") {
@@ -130,23 +143,13 @@ routing:
 }
 
 TEST_CASE("Delete modes: bad values are refused with their key path", "[config][routing][delete_modes]") {
-  auto error_of = [](const std::string& routing) {
-    const std::string yaml = "kafka: {bootstrap_servers: k, topics: [t]}\ndoris: {fe: [x]}\nrouting:\n" + routing;
-    std::map<std::string, std::string> env;
-    try {
-      config::load_string(yaml, "t.yaml", &env);
-    } catch (const config::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  CHECK_THAT(error_of("  delete_mode: archive\n"), Catch::Contains("routing.delete_mode"));
-  CHECK_THAT(error_of("  soft_delete_column: \"\"\n"), Catch::Contains("routing.soft_delete_column"));
-  CHECK_THAT(error_of("  deleted_at_column: __deleted\n"), Catch::Contains("must differ"));
-  CHECK_THAT(error_of("  tables:\n    a.b: {delete_mode: gone}\n"), Catch::Contains("routing.tables.a.b.delete_mode"));
-  CHECK_THAT(error_of("  tables:\n    a.b: {soft_delete_column: __DORIS_DELETE_SIGN__}\n"),
+  CHECK_THAT(routing_error("  delete_mode: archive\n"), Catch::Contains("routing.delete_mode"));
+  CHECK_THAT(routing_error("  soft_delete_column: \"\"\n"), Catch::Contains("routing.soft_delete_column"));
+  CHECK_THAT(routing_error("  deleted_at_column: __deleted\n"), Catch::Contains("must differ"));
+  CHECK_THAT(routing_error("  tables:\n    a.b: {delete_mode: gone}\n"), Catch::Contains("routing.tables.a.b.delete_mode"));
+  CHECK_THAT(routing_error("  tables:\n    a.b: {soft_delete_column: __DORIS_DELETE_SIGN__}\n"),
              Catch::Contains("hidden column"));
-  CHECK(error_of("  delete_mode: soft\n  deleted_at_column: gone_at\n").empty());
+  CHECK(routing_error("  delete_mode: soft\n  deleted_at_column: gone_at\n").empty());
 }
 
 TEST_CASE("Column transforms: routing defaults and per target table reach the decoder", "[config][routing][transforms]") {
@@ -199,37 +202,27 @@ routing:
 }
 
 TEST_CASE("Column transforms: a filter's syntax error names file:line:col", "[config][routing][transforms]") {
-  auto error_of = [](const std::string& routing) {
-    const std::string yaml = "kafka: {bootstrap_servers: k, topics: [t]}\ndoris: {fe: [x]}\nrouting:\n" + routing;
-    std::map<std::string, std::string> env;
-    try {
-      config::load_string(yaml, "t.yaml", &env);
-    } catch (const config::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   // Line 6 of the file; the value starts at column 15, and the error is 5 characters into it.
-  CHECK_THAT(error_of("  tables:\n    a.b:\n      filter: qty == 1\n"),
+  CHECK_THAT(routing_error("  tables:\n    a.b:\n      filter: qty == 1\n"),
              Catch::StartsWith("t.yaml:6:20: routing.tables.a.b.filter: invalid filter: expected a value"));
-  CHECK_THAT(error_of("  tables:\n    a.b:\n      filter: \"qty == 1\"\n"),
+  CHECK_THAT(routing_error("  tables:\n    a.b:\n      filter: \"qty == 1\"\n"),
              Catch::StartsWith("t.yaml:6:21: routing.tables.a.b.filter: invalid filter: expected a value"));
   // Block scalars, literal and folded: the place on the expression's second line.
-  CHECK_THAT(error_of("  tables:\n    a.b:\n      filter: |\n        a = 1 AND\n        b >> 2\n"),
+  CHECK_THAT(routing_error("  tables:\n    a.b:\n      filter: |\n        a = 1 AND\n        b >> 2\n"),
              Catch::StartsWith("t.yaml:8:12: routing.tables.a.b.filter: invalid filter: expected a value"));
-  CHECK_THAT(error_of("  tables:\n    a.b:\n      filter: >-\n        a = 1 AND\n        b >> 2\n"),
+  CHECK_THAT(routing_error("  tables:\n    a.b:\n      filter: >-\n        a = 1 AND\n        b >> 2\n"),
              Catch::StartsWith("t.yaml:8:12: routing.tables.a.b.filter: invalid filter: expected a value"));
   // A plain scalar folded over two lines, and one in a flow map.
-  CHECK_THAT(error_of("  tables:\n    a.b:\n      filter: a = 1 AND\n        b >> 2\n"),
+  CHECK_THAT(routing_error("  tables:\n    a.b:\n      filter: a = 1 AND\n        b >> 2\n"),
              Catch::StartsWith("t.yaml:7:12: routing.tables.a.b.filter: invalid filter"));
-  CHECK_THAT(error_of("  tables:\n    a.b: {filter: \"a = 'x' OR b IN 3\"}\n"),
+  CHECK_THAT(routing_error("  tables:\n    a.b: {filter: \"a = 'x' OR b IN 3\"}\n"),
              Catch::StartsWith("t.yaml:5:36: routing.tables.a.b.filter: invalid filter: expected '(' opening the IN list"));
-  CHECK_THAT(error_of("  tables:\n    a.b: {computed_columns: {x: nonsense}}\n"),
+  CHECK_THAT(routing_error("  tables:\n    a.b: {computed_columns: {x: nonsense}}\n"),
              Catch::Contains("routing.tables.a.b.computed_columns.x: expected one of op, source_ts"));
-  CHECK_THAT(error_of("  column_case: title\n"), Catch::Contains("routing.column_case"));
-  CHECK_THAT(error_of("  tables:\n    a.b: {key_columns: [id], exclude: [id]}\n"),
+  CHECK_THAT(routing_error("  column_case: title\n"), Catch::Contains("routing.column_case"));
+  CHECK_THAT(routing_error("  tables:\n    a.b: {key_columns: [id], exclude: [id]}\n"),
              Catch::Contains("'id' is a key column"));
-  CHECK_THAT(error_of("  tables:\n    a.b: {rename: {x: c, y: C}}\n"), Catch::Contains("both become Doris column"));
-  CHECK_THAT(error_of("  tables:\n    a.b: {rename: {x: __DORIS_DELETE_SIGN__}}\n"), Catch::Contains("hidden column"));
-  CHECK(error_of("  tables:\n    a.b: {filter: \"a IS NULL OR b ~ '^x'\"}\n").empty());
+  CHECK_THAT(routing_error("  tables:\n    a.b: {rename: {x: c, y: C}}\n"), Catch::Contains("both become Doris column"));
+  CHECK_THAT(routing_error("  tables:\n    a.b: {rename: {x: __DORIS_DELETE_SIGN__}}\n"), Catch::Contains("hidden column"));
+  CHECK(routing_error("  tables:\n    a.b: {filter: \"a IS NULL OR b ~ '^x'\"}\n").empty());
 }
