@@ -415,7 +415,6 @@ class KafkaSource final : public Source {
     }
 
     bool closed = false;
-    if (!result && listener_ != nullptr && cooperative_configured_ && kCloseCanHang) leave_before_close(deadline);
     if (!result) {
       // The asynchronous close lets us bound the wait: the group leave and the
       // final revoke (served here, so on_revoke runs on this thread) may hang
@@ -589,35 +588,6 @@ class KafkaSource final : public Source {
     self->record(make_error(code, why, {}, &self->security_), c);
   }
 
-  // librdkafka before 2.4 can block for good when a cooperative consumer
-  // closes while the group hands it an assignment: the close turns the
-  // assignment into an unassign and waits on a state nothing leaves
-  // (confluentinc/librdkafka#4527, fixed by #4528), here inside the
-  // synchronous incremental unassign of the close's revoke. Seen once after a
-  // stop at the first assignment (issue 31). The issue's workaround: leave
-  // the subscription first and serve the revocation (and any assignment still
-  // on its way) through poll(); the close then has nothing to revoke. The
-  // listener has stopped caring about assignments; revocations still reach
-  // it.
-  static inline const bool kCloseCanHang = rd_kafka_version() < 0x020400ff;
-  void leave_before_close(Clock::time_point deadline) {
-    closing_ = true;
-    if (rd_kafka_resp_err_t err = rd_kafka_unsubscribe(rk_)) {
-      spdlog::warn("Kafka source: unsubscribe before close: {}", rd_kafka_err2str(err));
-      return;
-    }
-    while (Clock::now() < deadline) {
-      rd_kafka_topic_partition_list_t* owned = nullptr;
-      const bool none = rd_kafka_assignment(rk_, &owned) == RD_KAFKA_RESP_ERR_NO_ERROR && owned != nullptr &&
-                        owned->cnt == 0;
-      if (owned != nullptr) rd_kafka_topic_partition_list_destroy(owned);
-      if (none) return;
-      // Records and errors fetched meanwhile are dropped: nothing reads
-      // them any more, and the next owner starts at the committed offsets.
-      if (rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 50)) rd_kafka_message_destroy(m);
-    }
-  }
-
   static void rebalance_trampoline(rd_kafka_t* h, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts,
                                    void* opaque) {
     static_cast<KafkaSource*>(opaque)->on_rebalance(h, err, parts);
@@ -633,7 +603,7 @@ class KafkaSource final : public Source {
       try {
         // Cooperative rebalances call back with empty lists; the pipeline
         // only hears about real changes.
-        if (listener_ != nullptr && !tps.empty() && !closing_) starts = listener_->on_assign(tps);
+        if (listener_ != nullptr && !tps.empty()) starts = listener_->on_assign(tps);
       } catch (const std::exception& ex) {
         listener_failed = true;
         record(Error(Disposition::Fatal, std::string("rebalance listener failed on assign: ") + ex.what()),
@@ -647,7 +617,7 @@ class KafkaSource final : public Source {
         e.offset = it != starts.end() ? it->second : RD_KAFKA_OFFSET_INVALID;
         if (it == starts.end()) left_out.push_back(TopicPartition{e.topic, e.partition});
       }
-      if (!closing_) start_left_out(parts, left_out);
+      start_left_out(parts, left_out);
       spdlog::info("Kafka source: assigned partitions={} protocol={}", fmt_list(parts),
                    cooperative ? "cooperative" : "eager");
       assign(h, parts, cooperative, true);
@@ -794,7 +764,6 @@ class KafkaSource final : public Source {
   RebalanceListener* listener_ = nullptr;
   bool cooperative_configured_ = false;
   bool assigned_once_ = false;  // see close(): librdkafka#4312
-  bool closing_ = false;        // see leave_before_close()
   int64_t initial_offset_ = RD_KAFKA_OFFSET_BEGINNING;  // the configured auto.offset.reset
   bool skip_offset_gaps_ = false;
   std::vector<TopicPartition> gaps_skipped_;
