@@ -1,4 +1,5 @@
 #include "core/decode/connect_schema.hpp"
+#include "core/common/ascii_case.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -181,9 +182,7 @@ const SchemaNode* SchemaNode::find_unhinted(std::string_view name, size_t& hint)
   if (fields_ignore_case)
     for (size_t i = 0; i < fields.size(); ++i) {
       const std::string& f = fields[i].field;
-      if (f.size() == name.size() && std::equal(f.begin(), f.end(), name.begin(), [](char a, char b) {
-            return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-          })) {
+      if (ascii_iequals(f, name)) {
         hint = i + 1;
         return &fields[i];
       }

@@ -1,5 +1,6 @@
 // Output rows (full, partial, deletes from the key) and the Kafka key.
 #include "core/decode/detail/decoder_impl.hpp"
+#include "core/common/ascii_case.hpp"
 
 #include <cctype>
 
@@ -104,12 +105,6 @@ void Decoder::Impl::append_soft_columns(const Change& c, const DeleteOptions& d,
 
 namespace {
 
-bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // A metadata value as text (numbers as JSON numbers), or nullopt for null.
 // `buf` holds the text when it is made here.
 std::optional<std::string_view> meta_text(Meta m, const Change& c, const KafkaRecord* rec, std::string& buf,
@@ -164,7 +159,7 @@ const ColumnPlan& Decoder::Impl::plan_for(const Change& c, const ColumnTransform
     std::string key;
     if (target) {
       for (size_t j = 0; j < p.target.size(); ++j)
-        if (!p.target[j].empty() && iequal(p.target[j], *target)) {
+        if (!p.target[j].empty() && ascii_iequals(p.target[j], *target)) {
           path.clear();
           fail(DecodeErrorCode::Unsupported,
                "source columns that load into distinct Doris columns (Doris compares names case-insensitively; "

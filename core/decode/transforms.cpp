@@ -1,4 +1,5 @@
 #include "core/decode/transforms.hpp"
+#include "core/common/ascii_case.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -36,7 +37,7 @@ std::optional<std::string> ColumnTransforms::target_name(std::string_view source
   // ASCII only: Doris compares column names case-insensitively the same way,
   // and a multi-byte character must not be cut.
   if (name_case == NameCase::Lower)
-    for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    out = ascii_lower(std::move(out));
   if (name_case == NameCase::Upper)
     for (auto& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   return out;

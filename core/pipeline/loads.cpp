@@ -1,5 +1,6 @@
 // Opening the per-table Stream Loads, streaming rows into them, memory cap.
 #include "core/pipeline/pipeline_impl.hpp"
+#include "core/common/ascii_case.hpp"
 
 #include <limits>
 
@@ -24,12 +25,6 @@ const char* to_string(LoadMode m) {
 }
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {  // Doris column names ignore case
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 bool dominating(const decode::Row& row) { return row.partial_columns.empty() || row.is_delete(); }
 
@@ -242,7 +237,7 @@ std::optional<TableInfo> Pipeline::Impl::table_info(const Target& t, const Table
       for (const std::string* col : {&del.soft_column, &del.deleted_at_column}) {
         if (col->empty()) continue;
         const bool found = std::any_of(ts.columns.begin(), ts.columns.end(),
-                                       [&](const doris::ColumnSchema& c) { return iequals(c.name, *col); });
+                                       [&](const doris::ColumnSchema& c) { return ascii_iequals(c.name, *col); });
         if (found) continue;
         ErrorContext ctx;
         ctx.table = t.name();
@@ -291,16 +286,12 @@ std::optional<LoadMode> Pipeline::Impl::detect_mode(const Target& t, const Table
   static const std::regex prop(R"re("([^"]+)"\s*=\s*"([^"]*)")re");
   for (auto m = std::sregex_iterator(ddl.begin(), ddl.end(), prop); m != std::sregex_iterator(); ++m)
     props[(*m)[1]] = (*m)[2];
-  auto lower = [](std::string v) {
-    for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return v;
-  };
-  if (lower(props["enable_unique_key_skip_bitmap_column"]) != "true") return fallback;
-  if (props.count("enable_unique_key_merge_on_write") && lower(props["enable_unique_key_merge_on_write"]) != "true")
+  if (ascii_lower(props["enable_unique_key_skip_bitmap_column"]) != "true") return fallback;
+  if (props.count("enable_unique_key_merge_on_write") && ascii_lower(props["enable_unique_key_merge_on_write"]) != "true")
     return fallback;
   // The load cannot name the sequence column in this mode: only the table's
   // own mapping can fill it.
-  if (!s.sequence_col.empty() && lower(props["function_column.sequence_col"]) != lower(s.sequence_col)) {
+  if (!s.sequence_col.empty() && ascii_lower(props["function_column.sequence_col"]) != ascii_lower(s.sequence_col)) {
     log_->warn("table {}: has flexible partial updates, but its sequence mapping ('{}') is not the configured "
                "sequence_col '{}': not used",
                t.name(), props["function_column.sequence_col"], s.sequence_col);

@@ -3,6 +3,7 @@
 // DDL runs, the DDL is recorded before its first statement, and rows of the
 // new shape load only after Doris shows the new shape.
 #include "core/pipeline/pipeline_impl.hpp"
+#include "core/common/ascii_case.hpp"
 
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
@@ -25,16 +26,12 @@ const char* step_kind(uint8_t kind) {
   return "unknown";
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // Doris refuses further DDL while a schema-change job runs on the table
 // (fe SchemaChangeHandler: "Table[t]'s state is not NORMAL. Do not allow
 // doing ALTER ops"); such an answer is waited out, not a refusal.
 bool schema_change_running(const std::string& message) {
-  const std::string m = lower(message);
+  const std::string m = ascii_lower(message);
   return m.find("is not normal") != std::string::npos || m.find("do not allow doing alter ops") != std::string::npos;
 }
 
@@ -59,7 +56,7 @@ std::variant<AlterJobView, doris::DorisError> newest_alter_job(doris::DorisClien
   const auto& sql = std::get<doris::SqlResult>(res);
   auto col = [&](std::string_view n) {
     for (size_t i = 0; i < sql.columns.size(); ++i)
-      if (lower(sql.columns[i]) == n) return static_cast<int>(i);
+      if (ascii_lower(sql.columns[i]) == n) return static_cast<int>(i);
     return -1;
   };
   const int id = col("jobid"), st = col("state"), ms = col("msg"), pr = col("progress");
@@ -173,7 +170,7 @@ std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, Tab
       // Doris runs the statement on a connection to the URL's database
       // (fe StatementSubmitter: jdbc:mariadb://127.0.0.1:{query_port}/{db}),
       // which fails with "Unknown database" before DESC looks at the table.
-      td.shape.database_missing = lower(err->message()).find("unknown database") != std::string::npos;
+      td.shape.database_missing = ascii_lower(err->message()).find("unknown database") != std::string::npos;
       return std::nullopt;
     }
     // The client named only the database; the error that stops or rewinds
@@ -190,7 +187,7 @@ std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, Tab
   const auto& sql = std::get<doris::SqlResult>(res);
   auto col = [&](std::string_view name, size_t fallback) {
     for (size_t i = 0; i < sql.columns.size(); ++i)
-      if (lower(sql.columns[i]) == name) return i;
+      if (ascii_lower(sql.columns[i]) == name) return i;
     return fallback;
   };
   const size_t f = col("field", 0), ty = col("type", 1), nu = col("null", 2), k = col("key", 3), d = col("default", 4);
@@ -201,10 +198,10 @@ std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, Tab
     schema::TableColumn c;
     c.name = cell(f);
     c.type = schema::normalize_type(cell(ty));
-    c.nullable = lower(cell(nu)) == "yes" || lower(cell(nu)) == "true";
-    c.key = lower(cell(k)) == "true" || lower(cell(k)) == "yes";
+    c.nullable = ascii_lower(cell(nu)) == "yes" || ascii_lower(cell(nu)) == "true";
+    c.key = ascii_lower(cell(k)) == "true" || ascii_lower(cell(k)) == "yes";
     // Some FE versions render "no default" as the text NULL rather than SQL NULL.
-    if (d < row.size() && row[d] && lower(*row[d]) != "null") {
+    if (d < row.size() && row[d] && ascii_lower(*row[d]) != "null") {
       std::string v = *row[d];
       std::string quoted = "'";
       for (char ch : v) {
