@@ -586,8 +586,15 @@ std::vector<Key<Config>> declare() {
                     {"fail", pipeline::BadRecordPolicy::Fail},
                     {"skip", pipeline::BadRecordPolicy::Skip},
                     {"dead_letter", pipeline::BadRecordPolicy::DeadLetter}},
-                "What a record that cannot be decoded does: stop the daemon, skip it (logged, counted), or copy it "
-                "to `dead_letter_topic`."),
+                "What a record that cannot be decoded, or whose row does not fit its Doris column "
+                "(`check_rows`), does: stop the daemon, skip it (logged, counted), or copy it to "
+                "`dead_letter_topic`."),
+      C::boolean("delivery.check_rows", FIELD(delivery.check_rows),
+                 "Check each row against its Doris table's columns before loading it: CHAR/VARCHAR byte length, "
+                 "DECIMAL digits before the point, integer ranges, DATE/DATETIME years, NOT NULL columns without a "
+                 "default. A row that does not fit makes its record a bad record (`bad_records`, reason "
+                 "`does_not_fit`, naming the column, the value's start and the limit) instead of a load Doris "
+                 "rejects whole. Costs one DESC per table at its first record."),
       C::string("delivery.dead_letter_topic", FIELD(delivery.dead_letter_topic), "Topic for `bad_records: dead_letter`."),
       C::duration("delivery.shutdown_deadline", FIELD(delivery.shutdown_deadline), at_least(0),
                   "On SIGTERM: time to finish and commit the current epoch before exiting non-zero."),

@@ -48,6 +48,7 @@ const char* to_string(DecodeErrorCode c) {
     case DecodeErrorCode::MissingKey: return "missing_key";
     case DecodeErrorCode::Unsupported: return "unsupported";
     case DecodeErrorCode::SchemaInvalid: return "schema_invalid";
+    case DecodeErrorCode::DoesNotFit: return "does_not_fit";
   }
   return "?";
 }

@@ -164,6 +164,7 @@ enum class DecodeErrorCode {
   MissingKey,
   Unsupported,
   SchemaInvalid,
+  DoesNotFit,  // a row value its Doris column cannot take (RowCheck, run by the pipeline)
 };
 const char* to_string(DecodeErrorCode c);
 

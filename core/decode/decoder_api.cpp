@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/decode/decoder.hpp"
+#include "core/decode/row_check.hpp"
 
 namespace cdc2doris::decode {
 namespace {
@@ -20,5 +21,7 @@ std::nullptr_t require_cpu() {
 }  // namespace
 
 Decoder::Decoder(DecoderOptions options) : impl_((require_cpu(), make_impl(std::move(options)))) {}
+
+RowCheck::RowCheck(std::vector<ColumnLimit> columns) : impl_((require_cpu(), make_impl(std::move(columns)))) {}
 
 }  // namespace cdc2doris::decode

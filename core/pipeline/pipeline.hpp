@@ -52,6 +52,10 @@ struct PipelineConfig {
   bool end_epoch_when_caught_up = true;
   BadRecordPolicy bad_record_policy = BadRecordPolicy::Fail;
   std::string dead_letter_topic;
+  // Rows checked against their Doris columns before loading (row_checks.cpp):
+  // a value that cannot fit is a bad record of its source record instead of
+  // a load Doris rejects.
+  bool check_rows = true;
   std::chrono::milliseconds shutdown_deadline{30'000};
   std::chrono::milliseconds poll_timeout{100};
   size_t poll_max_messages = 10'000;

@@ -277,6 +277,9 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // After prepare_table: the record's columns an applied rename moved, or null.
   const ColumnRenames* row_renames_ = nullptr;
   void rename_row_columns(const ColumnRenames& renames);
+  // false: a row of the record does not fit its Doris column (a bad record,
+  // handled) or the table's columns could not be read (failed).
+  bool rows_fit(const Target& t, const kafka::Message& msg);
   // A replayed record's renames (replays run no DDL, so prepare_table is not asked).
   const ColumnRenames* replay_renames(const Target& t);
   TableDdl& table_ddl(const Target& t);

@@ -300,6 +300,7 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
     }
   }
   if (row_renames_ != nullptr) rename_row_columns(*row_renames_);
+  if (cfg_.check_rows && !rows_fit(*target, msg)) return;
   if (change_.deletes_ignored != 0) {  // delete_mode ignore
     for (uint32_t i = 0; i < change_.deletes_ignored; ++i) deps_.metrics.add_skipped(SkipReason::DeleteIgnored);
     log_->debug("delete at {}/{}@{} for {} ignored (delete_mode ignore)", msg.topic, msg.partition, msg.offset,

@@ -166,11 +166,12 @@ std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, Tab
   auto res = deps_.doris.sql(t.db, stmt);
   if (auto* err = std::get_if<doris::DorisError>(&res)) {
     if (err->kind() == doris::ErrorKind::UnknownTable) {
-      td.shape = {};
+      TableShape none;
       // Doris runs the statement on a connection to the URL's database
       // (fe StatementSubmitter: jdbc:mariadb://127.0.0.1:{query_port}/{db}),
       // which fails with "Unknown database" before DESC looks at the table.
-      td.shape.database_missing = ascii_lower(err->message()).find("unknown database") != std::string::npos;
+      none.database_missing = ascii_lower(err->message()).find("unknown database") != std::string::npos;
+      td.set_shape(std::move(none));
       return std::nullopt;
     }
     // The client named only the database; the error that stops or rewinds
@@ -212,7 +213,7 @@ std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, Tab
     }
     if (!c.name.empty()) shape.columns.push_back(std::move(c));
   }
-  td.shape = std::move(shape);
+  td.set_shape(std::move(shape));
   return std::nullopt;
 }
 

@@ -2,13 +2,16 @@
 // Private to core/pipeline: what the pipeline knows of each target table's
 // shape for table creation and schema evolution (table_ddl.cpp,
 // docs/schema-evolution.md).
+#include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/decode/connect_schema.hpp"
+#include "core/decode/row_check.hpp"
 #include "core/pipeline/router.hpp"
 #include "core/schema/ddl_sql.hpp"
 #include "state/checkpoint_store.hpp"
@@ -52,6 +55,15 @@ struct TableDdl {
   bool create_refused = false;  // auto_create refused under skip/dead_letter: the table's records are skipped
   TableSettings settings;
   TableShape shape;
+  bool shape_read = false;  // `shape` came from Doris (DESC), when shape_read_at
+  std::chrono::steady_clock::time_point shape_read_at;
+  std::unique_ptr<decode::RowCheck> row_check;  // built from `shape` (row_checks.cpp); reset with it
+  void set_shape(TableShape s) {
+    shape = std::move(s);
+    shape_read = true;
+    shape_read_at = std::chrono::steady_clock::now();
+    row_check.reset();
+  }
   std::set<const decode::SchemaNode*> checked;  // row schemas the table already takes
   // Source columns an applied change renamed: old name -> the table's column
   // (chained over several renames). A record of the old shape arriving after

@@ -278,6 +278,28 @@ int int_rank(const std::string& b) {
 
 std::string normalize_type(std::string_view t) { return render(parse(t)); }
 
+decode::ColumnLimit column_limit(std::string name, std::string_view type, bool nullable, bool has_default) {
+  using Kind = decode::ColumnLimit::Kind;
+  const Parsed p = parse(type);
+  decode::ColumnLimit c;
+  c.name = std::move(name);
+  c.type = render(p);
+  c.not_null = !nullable && !has_default;
+  if ((p.base == "VARCHAR" || p.base == "CHAR") && !p.args.empty() && p.args[0] > 0) {
+    c.kind = Kind::Bytes;
+    c.max_bytes = static_cast<uint32_t>(p.args[0]);
+  } else if (p.base == "DECIMAL" && p.args.size() == 2) {
+    c.kind = Kind::Decimal;
+    c.int_digits = static_cast<int>(p.args[0] - p.args[1]);
+  } else if (int rank = int_rank(p.base)) {
+    c.kind = Kind::Integer;
+    c.bits = 8 << (rank - 1);
+  } else if (p.base == "DATE" || p.base == "DATETIME") {
+    c.kind = Kind::Date;
+  }
+  return c;
+}
+
 bool is_widening(std::string_view from_text, std::string_view to_text) {
   const Parsed a = parse(from_text), b = parse(to_text);
   if (render(a) == render(b)) return false;

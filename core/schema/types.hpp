@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "core/decode/connect_schema.hpp"
+#include "core/decode/row_check.hpp"
 
 namespace cdc2doris::schema {
 
@@ -49,6 +50,12 @@ bool fits(std::string_view from, std::string_view to);
 // nullopt: no default, JSON null, or a form that is not converted (the column
 // is then added without a default and rows written before the change read NULL).
 std::optional<std::string> default_literal(const decode::SchemaNode& field);
+
+// What a row value must satisfy to load into a column of this (DESC) type,
+// nullability and default (decode::RowCheck). STRING's 1 MiB soft limit is
+// not checked: Doris BE's string_type_length_soft_limit_bytes is a setting
+// of the BE, not of the table.
+decode::ColumnLimit column_limit(std::string name, std::string_view type, bool nullable, bool has_default);
 
 // `name` as a quoted Doris identifier (`a``b`).
 std::string quote_ident(std::string_view name);

@@ -55,6 +55,7 @@ TEST_CASE("config: a minimal file gets the documented defaults", "[config]") {
   CHECK_FALSE(c.source_config().read_headers);  // nothing copies headers without a dead-letter queue
   CHECK(c.delivery.open_txn_budget_per_db == 800);
   CHECK(c.delivery.end_epoch_when_caught_up);
+  CHECK(c.delivery.check_rows);
   CHECK(c.state_dir == "/var/lib/cdc2doris");
   CHECK(c.admin_listen == "127.0.0.1:8080");
   CHECK(c.target_template == "{db}.{table}");
@@ -143,6 +144,7 @@ delivery:
   max_loads_per_table: 4
   unproven_epoch: "12:replay"
   end_epoch_when_caught_up: false
+  check_rows: false
   bad_records: dead_letter
   dead_letter_topic: dlq
   shutdown_deadline: 20s
@@ -232,6 +234,7 @@ logging:
   CHECK(c.source_config().read_headers);  // dead letters carry the original headers
   CHECK(c.delivery.memory_cap_bytes == 128u << 20);
   CHECK_FALSE(c.delivery.end_epoch_when_caught_up);
+  CHECK_FALSE(c.delivery.check_rows);
   CHECK(c.health.kafka_grace == std::chrono::seconds(20));
   CHECK(c.health.stall_timeout == std::chrono::minutes(5));
   CHECK(c.health.heartbeat_timeout == std::chrono::minutes(15));
