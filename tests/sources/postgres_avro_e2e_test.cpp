@@ -139,19 +139,23 @@ TEST_CASE("PostgreSQL via Debezium, Apicurio Avro converter: Confluent-framed re
   }
   connect.create_connector(kPrefix, config);
   connect.wait_running(kPrefix);
-  // The streamed row's slot exists once the connector runs; Debezium sends it
-  // after the snapshot's rows.
-  pg.psql("src", "INSERT INTO orders VALUES (4, 'streamed', 4000);");
 
   // The topic exists once Debezium's first record reached it.
-  for (auto deadline = std::chrono::steady_clock::now() + 60s;;) {
-    const auto ends = end_offsets(broker.bootstrap(), kPrefix + ".");
-    const auto it = ends.find(kTopic + "[0]");
-    if (it != ends.end() && it->second >= kRows) break;
-    if (std::chrono::steady_clock::now() > deadline)
-      FAIL("the records did not reach " << kTopic << ": " << connect.status(kPrefix) << "\n" << connect.log_tail());
-    std::this_thread::sleep_for(250ms);
-  }
+  auto wait_for_records = [&](int64_t n) {
+    for (auto deadline = std::chrono::steady_clock::now() + 60s;;) {
+      const auto ends = end_offsets(broker.bootstrap(), kPrefix + ".");
+      const auto it = ends.find(kTopic + "[0]");
+      if (it != ends.end() && it->second >= n) return;
+      if (std::chrono::steady_clock::now() > deadline)
+        FAIL(n << " records did not reach " << kTopic << ": " << connect.status(kPrefix) << "\n"
+               << connect.log_tail());
+      std::this_thread::sleep_for(250ms);
+    }
+  };
+  // The snapshot is in Kafka, so the slot exists and row 4 comes from the WAL.
+  wait_for_records(kSnapshotRows);
+  pg.psql("src", "INSERT INTO orders VALUES (4, 'streamed', 4000);");
+  wait_for_records(kRows);
   const auto records = consume_all(broker.bootstrap(), kTopic, kRows, 60s);
   INFO("connect log:\n" << connect.log_tail());
   REQUIRE(records.size() == kRows);
