@@ -37,7 +37,16 @@ std::string json_string(const std::string& s) {
 }
 }  // namespace
 
-KafkaConnect::KafkaConnect(const std::string& bootstrap) : dir_("cdc2doris-connect") {
+std::string KafkaConnect::avro_converter_plugin() {
+  const char* env = std::getenv("CDC2DORIS_AVRO_CONVERTER_DIR");
+  std::string dir = env && *env ? env : CDC2DORIS_AVRO_CONVERTER_DIR;
+  if (!std::filesystem::exists(dir + "/apicurio-avro-converter/apicurio-registry-utils-converter-2.6.13.Final.jar"))
+    throw std::runtime_error("Apicurio Avro converter jars not found in " + dir + " (run scripts/setup)");
+  return dir;
+}
+
+KafkaConnect::KafkaConnect(const std::string& bootstrap, const std::vector<std::string>& plugin_dirs)
+    : dir_("cdc2doris-connect") {
   const std::string cp = lib_dir() + "/*";
   port_ = free_port();
   {
@@ -48,8 +57,14 @@ KafkaConnect::KafkaConnect(const std::string& bootstrap) : dir_("cdc2doris-conne
       << "offset.storage.file.filename=" << (dir_ / "offsets").string() << "\n"
       << "offset.flush.interval.ms=1000\n"
       << "listeners=http://127.0.0.1:" << port_ << "\n"
-      // Everything is on the classpath; scanning a plugin path would only cost time.
+      // Debezium is on the classpath; only plugins that must stay apart from
+      // it (their own Avro, Jackson) are on plugin.path, which is scanned.
       << "plugin.discovery=only_scan\n";
+    if (!plugin_dirs.empty()) {
+      w << "plugin.path=";
+      for (size_t i = 0; i < plugin_dirs.size(); ++i) w << (i ? "," : "") << plugin_dirs[i];
+      w << "\n";
+    }
     std::ofstream l(dir_ / "log4j2.properties");
     l << "rootLogger.level=INFO\nrootLogger.appenderRef.f.ref=F\n"
       << "appender.f.type=File\nappender.f.name=F\nappender.f.fileName=" << (dir_ / "connect.log").string() << "\n"
@@ -82,25 +97,8 @@ KafkaConnect::~KafkaConnect() {
   if (jvm_) jvm_->stop(std::chrono::seconds(20));
 }
 
-KafkaConnect::Http KafkaConnect::http(const std::string& method, const std::string& path,
-                                      const std::string& body) const {
-  std::vector<std::string> argv{"curl", "-sS", "--max-time", "30", "-o", "-", "-w", "\n%{http_code}", "-X", method};
-  if (!body.empty()) {
-    // No `Expect: 100-continue` (curl adds it above 1 KiB): Connect's Jetty
-    // resets such a connection.
-    argv.insert(argv.end(), {"-H", "Content-Type: application/json", "-H", "Expect:", "--data-binary", body});
-  }
-  argv.push_back("http://" + rest() + path);
-  auto r = run_command(argv, dir_.path(), std::chrono::seconds(40));
-  Http h;
-  if (r.status != 0) {  // not listening (yet), or a timeout
-    h.body = "curl exit " + std::to_string(r.status) + ": " + r.err;
-    return h;
-  }
-  auto nl = r.out.rfind('\n');
-  h.status = std::atoi(r.out.c_str() + nl + 1);
-  h.body = r.out.substr(0, nl);
-  return h;
+HttpAnswer KafkaConnect::http(const std::string& method, const std::string& path, const std::string& body) const {
+  return curl_http(method, "http://" + rest() + path, body, dir_.path());
 }
 
 void KafkaConnect::create_connector(const std::string& name, std::map<std::string, std::string> config) {

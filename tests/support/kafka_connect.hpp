@@ -3,7 +3,9 @@
 // connectors, for end-to-end tests. Jars (connect-runtime of the broker's
 // Kafka version, connect-json, Debezium 3.6 PostgreSQL and MySQL connectors)
 // come from Maven Central via tests/connect/pom.xml (scripts/setup) and are
-// put on the classpath, so no plugin path scan is needed. Each worker gets a
+// put on the classpath, so no plugin path scan is needed; a plugin that must
+// not share their classpath (the Avro converter) comes as a plugin directory.
+// Each worker gets a
 // free loopback REST port and a fresh temp dir (offsets, schema history,
 // logs); the JVM dies with the test (PDEATHSIG, cleanup registry).
 //
@@ -18,7 +20,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "tests/support/run_command.hpp"
 #include "tools/fixtures/process.hpp"
 #include "tools/fixtures/temp_dir.hpp"
 
@@ -26,10 +30,18 @@ namespace cdc2doris::test {
 
 class KafkaConnect {
  public:
-  explicit KafkaConnect(const std::string& bootstrap);  // spawns the JVM, returns at once
+  // plugin_dirs: directories of Connect plugins (one subdirectory of jars
+  // each) kept apart from the classpath: the worker's plugin.path, e.g.
+  // avro_converter_plugin(). Spawns the JVM, returns at once.
+  explicit KafkaConnect(const std::string& bootstrap, const std::vector<std::string>& plugin_dirs = {});
   ~KafkaConnect();
   KafkaConnect(const KafkaConnect&) = delete;
   KafkaConnect& operator=(const KafkaConnect&) = delete;
+
+  // The plugin directory holding Apicurio's Avro converter and its jars
+  // (tests/connect/avro-converter/pom.xml); throws when scripts/setup has not
+  // fetched it.
+  static std::string avro_converter_plugin();
 
   std::string rest() const { return "127.0.0.1:" + std::to_string(port_); }
   const std::filesystem::path& dir() const { return dir_.path(); }
@@ -47,11 +59,7 @@ class KafkaConnect {
   std::string log_tail(size_t bytes = 6000) const;
 
  private:
-  struct Http {
-    int status = 0;  // 0: no HTTP answer (see body for curl's message)
-    std::string body;
-  };
-  Http http(const std::string& method, const std::string& path, const std::string& body = "") const;
+  HttpAnswer http(const std::string& method, const std::string& path, const std::string& body = "") const;
 
   TempDir dir_;
   int port_ = 0;

@@ -1,6 +1,7 @@
 #include "tests/support/run_command.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -52,6 +53,27 @@ std::string run_checked(const std::vector<std::string>& argv, const std::filesys
                              ": " + r.err.substr(0, 4000));
   }
   return r.out;
+}
+
+HttpAnswer curl_http(const std::string& method, const std::string& url, const std::string& body,
+                     const std::filesystem::path& scratch_dir) {
+  std::vector<std::string> argv{"curl", "-sS", "--max-time", "30", "-o", "-", "-w", "\n%{http_code}", "-X", method};
+  if (!body.empty()) {
+    // No `Expect: 100-continue` (curl adds it above 1 KiB): Connect's Jetty
+    // resets such a connection.
+    argv.insert(argv.end(), {"-H", "Content-Type: application/json", "-H", "Expect:", "--data-binary", body});
+  }
+  argv.push_back(url);
+  auto r = run_command(argv, scratch_dir, std::chrono::seconds(40));
+  HttpAnswer h;
+  if (r.status != 0) {
+    h.body = "curl exit " + std::to_string(r.status) + ": " + r.err;
+    return h;
+  }
+  auto nl = r.out.rfind('\n');
+  h.status = std::atoi(r.out.c_str() + nl + 1);
+  h.body = r.out.substr(0, nl);
+  return h;
 }
 
 }  // namespace cdc2doris::test

@@ -25,6 +25,16 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::files
 std::string run_checked(const std::vector<std::string>& argv, const std::filesystem::path& scratch_dir,
                         std::chrono::milliseconds timeout = std::chrono::seconds(120));
 
+// One HTTP request with curl (Kafka Connect's REST API, the schema registry).
+// A body goes as application/json. status 0: no HTTP answer (not listening
+// yet, or a timeout); body then holds curl's message.
+struct HttpAnswer {
+  int status = 0;
+  std::string body;
+};
+HttpAnswer curl_http(const std::string& method, const std::string& url, const std::string& body,
+                     const std::filesystem::path& scratch_dir);
+
 std::string read_file(const std::filesystem::path& p);
 // The last `bytes` of a file ("" if it does not exist).
 std::string file_tail(const std::filesystem::path& p, size_t bytes = 4000);
