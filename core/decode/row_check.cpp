@@ -149,8 +149,8 @@ struct RowCheck::Impl {
     return &cols[it->second];
   }
 
-  static RowViolation violation(const ColumnLimit& c, std::string expected, std::string detail) {
-    return RowViolation{c.name, c.type + ": " + std::move(expected), std::move(detail)};
+  static RowViolation violation(const ColumnLimit& c, std::string expected, std::string detail, uint64_t bytes = 0) {
+    return RowViolation{c.kind, bytes, c.name, c.type + ": " + std::move(expected), std::move(detail)};
   }
 
   // nullopt: fits, or a form this check leaves to Doris.
@@ -158,7 +158,11 @@ struct RowCheck::Impl {
     sj::json_type type;
     if (v.type().get(type)) return std::nullopt;
     if (type == sj::json_type::null) {
-      if (c.not_null) return violation(c, "a value (NOT NULL without a default)", "null");
+      if (c.not_null) {
+        RowViolation v = violation(c, "a value (NOT NULL without a default)", "null");
+        v.kind = ColumnLimit::Kind::None;  // not a limit of the type
+        return v;
+      }
       return std::nullopt;
     }
     std::string_view text;
@@ -177,7 +181,7 @@ struct RowCheck::Impl {
       case ColumnLimit::Kind::Bytes:
         if (text.size() > c.max_bytes)
           return violation(c, "at most " + std::to_string(c.max_bytes) + " bytes",
-                           std::to_string(text.size()) + " bytes: " + value_start(text));
+                           std::to_string(text.size()) + " bytes: " + value_start(text), text.size());
         break;
       case ColumnLimit::Kind::Decimal:
         if (auto d = integer_digits(text); d && *d > c.int_digits)
@@ -217,7 +221,11 @@ struct RowCheck::Impl {
     }
     if (full_row)
       for (uint32_t i : required)
-        if (seen[i] != row) return violation(cols[i], "a value (NOT NULL without a default)", "the row has no such column");
+        if (seen[i] != row) {
+          RowViolation v = violation(cols[i], "a value (NOT NULL without a default)", "the row has no such column");
+          v.kind = ColumnLimit::Kind::None;
+          return v;
+        }
     return std::nullopt;
   }
 };

@@ -46,6 +46,8 @@ struct ColumnLimit {
 };
 
 struct RowViolation {
+  ColumnLimit::Kind kind = ColumnLimit::Kind::None;
+  uint64_t bytes = 0;  // Bytes: the value's length
   std::string column;
   std::string expected;  // "VARCHAR(10): at most 10 bytes"
   std::string detail;    // "23 bytes: \"The quick brown fox jumps over t\"..."

@@ -280,6 +280,11 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // false: a row of the record does not fit its Doris column (a bad record,
   // handled) or the table's columns could not be read (failed).
   bool rows_fit(const Target& t, const kafka::Message& msg);
+  // A VARCHAR too short for `v`'s value widened (Proceed) or refused (Skip,
+  // the record handled by refuse()) or interrupted (Stop); nullopt: no
+  // widening applies.
+  std::optional<Prepared> widen_for_value(const Target& t, TableDdl& td, const decode::RowViolation& v,
+                                          const kafka::Message& msg);
   // A replayed record's renames (replays run no DDL, so prepare_table is not asked).
   const ColumnRenames* replay_renames(const Target& t);
   TableDdl& table_ddl(const Target& t);

@@ -77,6 +77,8 @@ std::variant<AlterJobView, doris::DorisError> newest_alter_job(doris::DorisClien
   return newest;
 }
 
+}  // namespace
+
 state::DdlStep to_step(const std::string& db, const std::string& table, const schema::DdlOp& op) {
   state::DdlStep s;
   s.kind = static_cast<uint8_t>(op.kind);
@@ -85,8 +87,6 @@ state::DdlStep to_step(const std::string& db, const std::string& table, const sc
   s.statement = schema::alter_sql(db, table, op);
   return s;
 }
-
-}  // namespace
 
 bool step_done(const state::DdlStep& step, const TableShape& shape) {
   if (step.kind == kCreateTable) return shape.exists;

@@ -43,6 +43,9 @@ inline bool is_truncate(const state::DdlRecord& rec) {
   return !rec.steps.empty() && rec.steps.front().kind == kTruncateTable;
 }
 
+// One recorded DDL step: its kind, column, argument and statement.
+state::DdlStep to_step(const std::string& db, const std::string& table, const schema::DdlOp& op);
+
 // Whether Doris already shows a step's effect (a restart converges by
 // skipping these instead of running them again).
 bool step_done(const state::DdlStep& step, const TableShape& shape);
@@ -71,6 +74,7 @@ struct TableDdl {
   std::map<std::string, std::string> renamed;
   std::map<const decode::SchemaNode*, ColumnRenames> remap;  // checked schemas of an old shape
   std::set<std::string> reported;               // columns logged once (policy off, type changes not applied)
+  std::set<std::string> widen_refused;          // VARCHARs whose widening for a long value Doris refused
   uint64_t version = 0;                         // schema changes applied by this pipeline
   // The newest truncate applied (from the DDL record; docs/schema-evolution.md, "TRUNCATE").
   std::optional<int64_t> truncate_seq;

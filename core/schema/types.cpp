@@ -300,6 +300,17 @@ decode::ColumnLimit column_limit(std::string name, std::string_view type, bool n
   return c;
 }
 
+std::optional<std::string> widened_varchar(std::string_view type, uint64_t bytes) {
+  const Parsed p = parse(type);
+  if (p.base != "VARCHAR" || p.args.empty()) return std::nullopt;
+  if (bytes > static_cast<uint64_t>(kMaxVarchar)) return "STRING";
+  uint64_t len = static_cast<uint64_t>(std::max<int64_t>(p.args[0], 1)) * 2;
+  uint64_t pow2 = 1;
+  while (pow2 < bytes) pow2 *= 2;
+  len = std::min(std::max(len, pow2), static_cast<uint64_t>(kMaxVarchar));
+  return "VARCHAR(" + std::to_string(len) + ")";
+}
+
 bool is_widening(std::string_view from_text, std::string_view to_text) {
   const Parsed a = parse(from_text), b = parse(to_text);
   if (render(a) == render(b)) return false;

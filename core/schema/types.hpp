@@ -57,6 +57,13 @@ std::optional<std::string> default_literal(const decode::SchemaNode& field);
 // of the BE, not of the table.
 decode::ColumnLimit column_limit(std::string name, std::string_view type, bool nullable, bool has_default);
 
+// The VARCHAR a column of `type` widens to for a value of `bytes` bytes
+// (docs/schema-evolution.md, "Long strings"): twice the length, or the next
+// power of two that holds the value if that is more, at most VARCHAR(65533),
+// Doris' longest (fe ScalarType.MAX_VARCHAR_LENGTH); STRING beyond it.
+// nullopt: `type` is no VARCHAR.
+std::optional<std::string> widened_varchar(std::string_view type, uint64_t bytes);
+
 // `name` as a quoted Doris identifier (`a``b`).
 std::string quote_ident(std::string_view name);
 
