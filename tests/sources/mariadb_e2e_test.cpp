@@ -177,6 +177,7 @@ struct Scenario : ScenarioState {
            "CREATE TABLE w_evo (id BIGINT PRIMARY KEY, a INT, s VARCHAR(10), old TEXT, gone INT);\n"
            "INSERT INTO w_evo SELECT seq, seq, CONCAT('v', seq), CONCAT('o', seq), seq FROM seq_1_to_20;\n"
            "CREATE TABLE marker (id INT PRIMARY KEY);\nINSERT INTO marker VALUES (0);\n";
+    ddl += kLongStringTablesDdl;
     db->sql("", ddl);
 
     snapshot(matrix, mariadb_dialect(), kModes, my_work_tables(), [&](const std::string& sql) { db->sql("src", sql); });

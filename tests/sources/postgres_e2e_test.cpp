@@ -214,6 +214,7 @@ struct Scenario : ScenarioState {
            "CREATE TABLE w_evo (id bigint PRIMARY KEY, a integer, s varchar(10), old text, gone integer);\n"
            "INSERT INTO w_evo SELECT g, g, 'v' || g, 'o' || g, g FROM generate_series(1, 20) g;\n"
            "CREATE TABLE marker (id integer PRIMARY KEY);\nINSERT INTO marker VALUES (0);\n";
+    ddl += kLongStringTablesDdl;
     pg->psql("src", ddl);
 
     // Snapshot part: half the matrix and a first workload slice.

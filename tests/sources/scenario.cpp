@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <boost/json.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -62,7 +64,8 @@ std::vector<WorkTable> work_tables(const std::map<std::string, std::string>& ren
 
 std::string routing_tables(const Mode& m) {
   std::map<std::string, std::string> tables{
-      {"w_orders", "      sequence_col: src_pos\n      sequence_from_source_position: true\n"}};
+      {"w_orders", "      sequence_col: src_pos\n      sequence_from_source_position: true\n"},
+      {"w_long", "      schema_evolution: \"off\"\n"}};
   if (m.schemas) tables["w_evo"] = "      auto_create: true\n      schema_evolution: full\n";
   std::string y = m.schemas ? std::string() : std::string("  exclude: ['.*\\.w_evo']\n");
   y += "  tables:\n";
@@ -79,8 +82,13 @@ void create_doris_tables(Emulator& emu, const Mode& m, const Matrix& matrix, con
   // LSN) in a Doris sequence column, configured under the target name.
   for (const auto& t : tables)
     emu.sql(m.doris_db, doris_ddl(t.name, t.key, t.cols, t.name == "w_orders" ? "src_pos" : ""));
+  for (const char* t : {"w_long", "w_grow"})
+    emu.sql(m.doris_db, std::string("CREATE TABLE ") + t +
+                            " (id BIGINT NOT NULL, note VARCHAR(8) NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
   emu.sql(m.doris_db, "CREATE TABLE marker (id INT NOT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
 }
+
+std::string dead_letter_topic(const Mode& m) { return "dlq-" + m.prefix; }
 
 uint32_t workload_seed() {
   const char* seed_env = std::getenv("CDC2DORIS_SOURCE_SEED");
@@ -94,6 +102,12 @@ void run_workload_with_evolution(Workload& workload, const std::vector<std::stri
     // The source empties w_lines mid-stream; the workload goes on writing it
     // (docs/schema-evolution.md, "TRUNCATE": Doris must drop the rows too).
     if (slice == 1) exec("TRUNCATE TABLE w_lines;\n");
+    if (slice == 0) {
+      std::string rows;
+      for (int id = 1; id <= 20; ++id)
+        rows += (rows.empty() ? "(" : ", (") + std::to_string(id) + ", '" + std::string(static_cast<size_t>(id), 'n') + "')";
+      exec("INSERT INTO w_long VALUES " + rows + ";\nINSERT INTO w_grow VALUES " + rows + ";\n");
+    }
     for (size_t i = slice * 4; i < std::min(evolution.size(), (slice + 1) * 4); ++i) exec(evolution[i]);
     std::this_thread::sleep_for(300ms);
   }
@@ -103,9 +117,12 @@ std::map<std::string, std::unique_ptr<Daemon>> start_daemons(const std::vector<M
                                                              const std::string& bootstrap, Emulator& emu,
                                                              const std::function<std::string(const Mode&)>& routing) {
   std::map<std::string, std::unique_ptr<Daemon>> daemons;
+  // The broker does not create topics on produce (as production brokers are
+  // usually set up): the dead-letter topic exists before the daemon needs it.
+  for (const auto& m : modes) create_topic(bootstrap, dead_letter_topic(m), 1);
   for (const auto& m : modes)
     daemons[m.prefix] = std::make_unique<Daemon>("daemon-" + m.prefix, bootstrap, "^" + m.prefix + "\\\\..*",
-                                                 emu.fe(), m.doris_db, routing(m));
+                                                 emu.fe(), m.doris_db, routing(m), dead_letter_topic(m));
   return daemons;
 }
 
@@ -269,6 +286,30 @@ void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s) {
                             R"x(["renamed","TEXT")x", R"x(["b","INT")x", R"x(["c","INT")x"})
       CHECK_THAT(desc, Catch::Contains(col));
     CHECK(desc.find("\"gone\"") == std::string::npos);
+  }
+  {
+    // Strings of 1..20 bytes into VARCHAR(8): under `off` the 12 longer
+    // ones are dead letters naming the column and limit, the others load;
+    // under `add` the column widened (8 -> 16 -> 32) and every row loads.
+    INFO("tables w_long, w_grow");
+    const NamedExprs cols{{"id", "id"}, {"note", "note"}};
+    const auto src = c.source_rows("w_long", cols);
+    REQUIRE(src.size() == 20);
+    std::vector<std::string> fitting;
+    for (const auto& r : src)
+      if (boost::json::parse(r).as_object().at("note").as_string().size() <= 8) fitting.push_back(r);
+    CHECK(compare_rows(fitting, emu.rows(m.doris_db, "w_long"), {"id"}) == "");
+    CHECK(compare_rows(c.source_rows("w_grow", cols), emu.rows(m.doris_db, "w_grow"), {"id"}) == "");
+    CHECK_THAT(emu.query(m.doris_db, "DESC w_grow"), Catch::Contains(R"x(["note","VARCHAR(32)")x"));
+    const auto letters = consume_all(KafkaBroker::shared().bootstrap(), dead_letter_topic(m), 12, 60s);
+    CHECK(letters.size() == 12);
+    for (const auto& l : letters) {
+      std::string error;
+      for (const auto& [k, v] : l.headers)
+        if (k == "cdc2doris.error") error = v;
+      CHECK_THAT(error, Catch::Contains("does_not_fit at table " + m.doris_db + ".w_long column note: expected "
+                                        "VARCHAR(8): at most 8 bytes"));
+    }
   }
   size_t records = 0;
   for (const auto& [tp, end] : ends) records += static_cast<size_t>(end);

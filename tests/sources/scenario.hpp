@@ -67,6 +67,17 @@ std::string routing_tables(const Mode& m);
 // The Doris database of `m` with `types` (the matrix), the workload tables and marker.
 void create_doris_tables(Emulator& emu, const Mode& m, const Matrix& matrix, const std::vector<WorkTable>& tables);
 
+// w_long and w_grow (source: id, note text) take strings of 1 to 20 bytes
+// (ids 1..20) into a Doris VARCHAR(8): w_long under schema_evolution off,
+// where the 12 that do not fit go to the dead-letter topic (docs/decoding.md
+// "Rows that do not fit"), w_grow under add, which widens the column to
+// VARCHAR(16), then VARCHAR(32) (docs/schema-evolution.md "Long strings").
+inline constexpr const char* kLongStringTablesDdl =
+    "CREATE TABLE w_long (id BIGINT PRIMARY KEY, note TEXT);\n"
+    "CREATE TABLE w_grow (id BIGINT PRIMARY KEY, note TEXT);\n";
+// The daemon's dead-letter topic (Daemon, source_e2e.cpp).
+std::string dead_letter_topic(const Mode& m);
+
 // The seed of the random workload: CDC2DORIS_SOURCE_SEED, else random.
 uint32_t workload_seed();
 
@@ -76,7 +87,8 @@ uint32_t workload_seed();
 // the old and new shapes around each. Four slices of 50 workload
 // transactions, each followed by four of the statements (each its own
 // transaction), run through `exec`; after the second slice the source
-// truncates w_lines (its truncate event reaches Kafka: skipped.operations none).
+// truncates w_lines (its truncate event reaches Kafka: skipped.operations none);
+// after the first, w_long and w_grow get their rows 1..20.
 void run_workload_with_evolution(Workload& workload, const std::vector<std::string>& evolution,
                                  const std::function<void(const std::string&)>& exec);
 

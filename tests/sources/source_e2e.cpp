@@ -59,7 +59,8 @@ std::vector<std::string> split_lines(const std::string& s) {
 // ---------------------------------------------------------------- daemon
 
 Daemon::Daemon(const std::string& name, const std::string& bootstrap, const std::string& topic_regex,
-               const std::string& fe, const std::string& target_db, const std::string& routing_yaml)
+               const std::string& fe, const std::string& target_db, const std::string& routing_yaml,
+               const std::string& dead_letter_topic)
     : dir_("cdc2doris-" + name) {
   admin_ = "127.0.0.1:" + std::to_string(free_port());
   std::ofstream cfg(dir_ / "cdc2doris.yaml");
@@ -72,6 +73,8 @@ Daemon::Daemon(const std::string& name, const std::string& bootstrap, const std:
       << "routing:\n  target: \"" << target_db << ".{table}\"\n"
       << routing_yaml
       << "delivery:\n  label_prefix: " << name << "\n  epoch_interval: 500ms\n"
+      << (dead_letter_topic.empty() ? std::string()
+                                    : "  bad_records: dead_letter\n  dead_letter_topic: " + dead_letter_topic + "\n")
       << "decoding:\n  time_zone: Europe/Berlin\n"
       << "state:\n  dir: " << (dir_ / "state").string() << "\n"
       << "admin:\n  listen: \"" << admin_ << "\"\n"

@@ -53,7 +53,8 @@ std::string expected_expr(const Column& c, bool schemas = true);
 class Daemon {
  public:
   Daemon(const std::string& name, const std::string& bootstrap, const std::string& topic_regex,
-         const std::string& fe, const std::string& target_db, const std::string& routing_yaml = "");
+         const std::string& fe, const std::string& target_db, const std::string& routing_yaml = "",
+         const std::string& dead_letter_topic = "");  // non-empty: bad_records dead_letter
   ~Daemon();
   std::string admin() const { return admin_; }
   std::string log_tail(size_t bytes = 6000) const;
