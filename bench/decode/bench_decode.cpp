@@ -16,12 +16,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <tuple>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "core/decode/decoder.hpp"
 #include "core/decode/doris_types.hpp"
+#include "core/decode/row_check.hpp"
+#include "core/schema/types.hpp"
 #include "tools/workload/workload.hpp"
 
 using namespace cdc2doris;
@@ -167,7 +171,7 @@ double run_baseline(const Corpus& c, workload::Format f, double seconds, size_t&
 }
 
 double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seconds, size_t fixed_passes, size_t& passes,
-                   uint64_t& rows) {
+                   uint64_t& rows, decode::RowCheck* check) {
   decode::Decoder d(o);
   decode::Change change;
   std::string body;
@@ -186,7 +190,15 @@ double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seco
         std::fprintf(stderr, "decode error: %s\n", err->message().c_str());
         std::exit(1);
       }
-      // What the pipeline does with the result: append to a Stream Load body.
+      // What the pipeline does with the result: check the rows against
+      // their Doris columns (delivery.check_rows) and append them to a
+      // Stream Load body.
+      if (check != nullptr)
+        for (const auto& row : change.rows)
+          if (auto v = check->check(row.json, row.partial_columns.empty())) {
+            std::fprintf(stderr, "row check: %s %s %s\n", v->column.c_str(), v->expected.c_str(), v->detail.c_str());
+            std::exit(1);
+          }
       for (const auto& row : change.rows) {
         body.append(row.json);
         body.push_back('\n');
@@ -227,6 +239,10 @@ int main(int argc, char** argv) {
   // "plain-raw" is the same for tables of the records' raw wire types
   // (bench/run's raw_ddl, the end-to-end plain runs: strings and integers as
   // they arrive, integers checked).
+  // "+check": the same records with every row checked against the
+  // workload table's Doris columns (delivery.check_rows, issue 33 item 4:
+  // VARCHAR lengths, DECIMAL digits, integer ranges, dates, NOT NULL), so
+  // the figure is the check's whole cost, next to the variant without.
   // "+transforms": the same records with column transforms active (issue 33
   // item 3): two renames and a filter every row passes (a decimal compared
   // by value, an IN list, a metadata test), so the figure is their whole
@@ -237,7 +253,16 @@ int main(int argc, char** argv) {
     bool hints;
     const decode::SchemaNode* doris = nullptr;
     bool transforms = false;
+    bool check = false;
   };
+  // The workload table's columns (workload::Generator::create_table_sql) as DESC shows them.
+  std::vector<decode::ColumnLimit> limits;
+  for (const auto& [n, t, nullable] : std::vector<std::tuple<std::string, std::string, bool>>{
+           {"id", "BIGINT", false}, {"customer_id", "BIGINT", true}, {"amount", "DECIMAL(18,4)", true},
+           {"quantity", "INT", true}, {"status", "VARCHAR(16)", true}, {"created_at", "DATETIME(6)", true},
+           {"updated_at", "DATETIME(6)", true}, {"ship_date", "DATE", true}, {"is_gift", "SMALLINT", true},
+           {"note", "VARCHAR(2048)", true}, {"tags", "JSON", true}})
+    limits.push_back(schema::column_limit(n, t, nullable, false));
   decode::ColumnTransforms transforms;
   transforms.rename = {{"customer_id", "cust_id"}, {"note", "remark"}};
   transforms.filter = decode::RowFilter::parse(
@@ -266,13 +291,15 @@ int main(int argc, char** argv) {
                                                                {"is_gift", "SMALLINT", {}, {}},
                                                                {"note", "STRING", {}, {}},
                                                                {"tags", "STRING", {}, {}}});
-  for (auto [f, name, hints, doris, with_transforms] :
+  for (auto [f, name, hints, doris, with_transforms, with_check] :
        {Variant{workload::Format::Plain, "plain", true},
         Variant{workload::Format::Plain, "plain-doris", true, &doris_row},
+        Variant{workload::Format::Plain, "plain-doris+check", true, &doris_row, false, true},
         Variant{workload::Format::Plain, "plain-doris+transforms", true, &doris_row, true},
         Variant{workload::Format::Plain, "plain-raw", true, &raw_row},
         Variant{workload::Format::Plain, "plain-untyped", false},
         Variant{workload::Format::Schema, "schema", true},
+        Variant{workload::Format::Schema, "schema+check", true, nullptr, false, true},
         Variant{workload::Format::Schema, "schema+transforms", true, nullptr, true},
         Variant{workload::Format::Flattened, "flattened", true}}) {
     if (!only.empty() && only != name) continue;
@@ -288,7 +315,9 @@ int main(int argc, char** argv) {
     if (!hints) options.schemaless_types = nullptr;
     if (doris != nullptr) options.schemaless_types = [doris](std::string_view, std::string_view) { return doris; };
     if (with_transforms) options.transforms = transforms;
-    const double dt = run_decoder(c, options, seconds, fixed_passes, dp, rows);
+    std::unique_ptr<decode::RowCheck> check;
+    if (with_check) check = std::make_unique<decode::RowCheck>(limits);
+    const double dt = run_decoder(c, options, seconds, fixed_passes, dp, rows, check.get());
     if (fixed_passes > 0) {
       std::printf("%-22s %zu passes, %zu records each, %.3f s\n", name, dp, c.records.size(), dt);
       continue;

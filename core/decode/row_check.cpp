@@ -124,6 +124,12 @@ struct RowCheck::Impl {
   std::vector<uint32_t> required;                     // NOT NULL without a default
   std::vector<uint64_t> seen;                          // row number that carried the column
   uint64_t row = 0;
+  // The previous row's keys in order and their columns (kNoColumn: none):
+  // rows of a table come with their keys in one order, so most keys are
+  // recognised by one comparison, without unescaping or hashing them.
+  static constexpr uint32_t kNoColumn = UINT32_MAX;
+  std::vector<std::string> order_keys;
+  std::vector<uint32_t> order;
   std::string buf;
   sj::parser parser;
 
@@ -139,14 +145,30 @@ struct RowCheck::Impl {
     seen.assign(cols.size(), 0);
   }
 
-  const ColumnLimit* find(std::string_view key, uint32_t* index) {
+  uint32_t find(std::string_view key) {
     auto it = exact.find(key);
     if (it == exact.end()) {
       it = folded.find(ascii_lower(std::string(key)));
-      if (it == folded.end()) return nullptr;
+      if (it == folded.end()) return kNoColumn;
     }
-    *index = it->second;
-    return &cols[it->second];
+    return it->second;
+  }
+
+  // The column of the row's `pos`-th key; nullopt: a malformed row.
+  std::optional<uint32_t> column_at(size_t pos, sj::field& field) {
+    if (pos < order.size() && field.key().unsafe_is_equal(order_keys[pos])) return order[pos];
+    std::string_view key;
+    if (field.unescaped_key().get(key)) return std::nullopt;
+    const uint32_t index = find(key);
+    if (pos >= order.size()) {
+      order.resize(pos + 1, kNoColumn);
+      order_keys.resize(pos + 1);
+    }
+    // A key with a quote or backslash is not compared raw (it came escaped).
+    const bool plain = key.find_first_of("\"\\") == std::string_view::npos;
+    order[pos] = index;
+    order_keys[pos] = plain ? std::string(key) : std::string("\"");  // never equal to a raw key
+    return index;
   }
 
   static RowViolation violation(const ColumnLimit& c, std::string expected, std::string detail, uint64_t bytes = 0) {
@@ -171,7 +193,11 @@ struct RowCheck::Impl {
       // The escaped text is never shorter than the value: most strings are
       // ruled out without unescaping them.
       if (c.kind == ColumnLimit::Kind::Bytes && raw.size() >= 2 && raw.size() - 2 <= c.max_bytes) return std::nullopt;
-      if (v.get_string().get(text)) return std::nullopt;
+      // Numbers and dates as strings carry no escapes: read in place.
+      if (c.kind != ColumnLimit::Kind::Bytes && raw.size() >= 2 && raw.find('\\') == std::string_view::npos)
+        text = raw.substr(1, raw.size() - 2);
+      else if (v.get_string().get(text))
+        return std::nullopt;
     } else if (type == sj::json_type::number || type == sj::json_type::boolean) {
       text = trim_ws(v.raw_json_token());
     } else {
@@ -208,16 +234,16 @@ struct RowCheck::Impl {
     sj::document doc;
     sj::object obj;
     if (parser.iterate(buf.data(), json.size(), buf.size()).get(doc) || doc.get_object().get(obj)) return std::nullopt;
-    for (auto field : obj) {
-      std::string_view key;
-      if (field.unescaped_key().get(key)) return std::nullopt;
-      uint32_t index = 0;
-      const ColumnLimit* c = find(key, &index);
-      if (c == nullptr) continue;
-      seen[index] = row;
-      sj::value v;
-      if (field.value().get(v)) return std::nullopt;
-      if (auto bad = check_value(*c, v)) return bad;
+    size_t pos = 0;
+    for (auto f : obj) {
+      sj::field field;
+      if (std::move(f).get(field)) return std::nullopt;
+      const auto index = column_at(pos++, field);
+      if (!index) return std::nullopt;
+      if (*index == kNoColumn) continue;
+      seen[*index] = row;
+      sj::value v = field.value();
+      if (auto bad = check_value(cols[*index], v)) return bad;
     }
     if (full_row)
       for (uint32_t i : required)
