@@ -2,13 +2,15 @@
 // options; when its bit 0x80 is set, the input's first line is the Kafka key
 // and the rest the value. Any crash, sanitizer report or leak is a finding,
 // and so is a record decoded differently when its repeated schema text is
-// recognised than when it is parsed.
+// recognised than when it is parsed. Decoded rows also go through a RowCheck
+// (delivery.check_rows) with a limit of every kind, and the raw value does too.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "core/decode/decoder.hpp"
+#include "core/decode/row_check.hpp"
 #include "core/decode/wire_values.hpp"
 
 using namespace cdc2doris::decode;
@@ -36,6 +38,17 @@ Decoder& decoder_for(uint8_t flags, bool reference) {
   }
   return *decoders[idx];
 }
+RowCheck& row_check() {
+  using K = ColumnLimit::Kind;
+  static RowCheck rc({{"id", "BIGINT", K::Integer, 0, 0, 64, true},
+                      {"name", "VARCHAR(5)", K::Bytes, 5, 0, 0, false},
+                      {"amount", "DECIMAL(5,2)", K::Decimal, 0, 3, 0, false},
+                      {"t", "TINYINT", K::Integer, 0, 0, 8, false},
+                      {"l", "LARGEINT", K::Integer, 0, 0, 128, false},
+                      {"d", "DATE", K::Date, 0, 0, 0, false}});
+  return rc;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -60,6 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!err) {
     for (const auto& row : c.rows) {
       if (row.json.empty() || row.json.front() != '{' || row.json.back() != '}') __builtin_trap();
+      (void)row_check().check(row.json, row.partial_columns.empty());
     }
   }
   // The same record through a decoder that parses every schema: the same
@@ -73,6 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < c.rows.size(); ++i)
       if (c.rows[i].json != ref.rows[i].json) __builtin_trap();
   }
+  (void)row_check().check(value, (flags & 1) != 0);
   // The pure converters on raw bytes.
   std::string out;
   decimal_from_twos_complement(value.substr(0, 64), static_cast<int8_t>(flags), out);
