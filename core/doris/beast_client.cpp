@@ -76,8 +76,6 @@ Core::Core(ClientConfig c) : cfg(std::move(c)), ioc(std::make_unique<net::io_con
       tls_ctx->set_default_verify_paths();
     tls_ctx->set_verify_mode(cfg.tls.verify_peer ? ssl::verify_peer : ssl::verify_none);
   }
-  backoff.base = cfg.retry.base_backoff;
-  backoff.cap = cfg.retry.max_backoff;
 }
 
 Core::~Core() {
