@@ -210,7 +210,8 @@ def closure(start, deps):
 
 
 def owners(paths):
-    """{path: package} for the paths dpkg knows, trying the usrmerge spellings; one dpkg -S call per pass."""
+    """{path: [packages]} for the paths dpkg knows, trying the usrmerge spellings; one dpkg -S call per pass.
+    A directory (e.g. /usr/include) has many owners; any one installed by the image provides it."""
     found = {}
     candidates = {p: [p, os.path.realpath(p)] for p in paths}
     for p, c in candidates.items():
@@ -228,7 +229,7 @@ def owners(paths):
             if line.startswith("diversion ") or ": " not in line:
                 continue
             pkgs, _, path = line.partition(": ")
-            owner_by_path[path] = pkgs.split(",")[0].strip().split(":")[0]
+            owner_by_path[path] = [p.strip().split(":")[0] for p in pkgs.split(",")]
         for p, x in pending.items():
             if x in owner_by_path:
                 found[p] = owner_by_path[x]
@@ -252,9 +253,9 @@ if cmake_cache and build_packages:
         if m and not skip.fullmatch(m.group(1)) and m.group(3).startswith("/usr/") and os.path.exists(m.group(3)):
             used[m.group(3)] = m.group(1)
     owner = owners(used)  # paths no package owns (generated, /usr/local) are not checked
-    for path, pkg in sorted(owner.items()):
-        if pkg not in provided:
-            err(f"the build uses {path} ({used[path]}) from package {pkg}, which scripts/setup "
+    for path, pkgs in sorted(owner.items()):
+        if not any(p in provided for p in pkgs):
+            err(f"the build uses {path} ({used[path]}) from package {pkgs[0]}, which scripts/setup "
                 "BUILD_PACKAGES does not install (the image build would fail)")
     if not owner:
         err(f"no package-owned paths found in {cmake_cache}")
@@ -315,11 +316,11 @@ for so in sonames:
         err(f"ldd cannot resolve {so}")
 lib_owner = owners(set(resolved.values()))
 for so, path in resolved.items():
-    owner = lib_owner.get(path)
-    if owner is None:
+    owners_of = lib_owner.get(path)
+    if owners_of is None:
         err(f"no Debian package owns {so} ({path})")
-    elif owner not in installed and owner not in base:
-        err(f"the binary needs {so} from package {owner}, which the runtime stage does not install")
+    elif not any(o in installed or o in base for o in owners_of):
+        err(f"the binary needs {so} from package {owners_of[0]}, which the runtime stage does not install")
 
 # The package names exist (checked against the local apt lists when present).
 if any(f.endswith("_Packages") for f in os.listdir("/var/lib/apt/lists")) if os.path.isdir("/var/lib/apt/lists") else False:
