@@ -59,7 +59,8 @@ std::vector<std::string> split_lines(const std::string& s) {
 // ---------------------------------------------------------------- daemon
 
 Daemon::Daemon(const std::string& name, const std::string& bootstrap, const std::string& topic_regex,
-               const std::string& fe, const std::string& target_db, const std::string& routing_yaml)
+               const std::string& fe, const std::string& target_db, const std::string& routing_yaml,
+               const std::string& decoding_yaml)
     : dir_("cdc2doris-" + name) {
   admin_ = "127.0.0.1:" + std::to_string(free_port());
   std::ofstream cfg(dir_ / "cdc2doris.yaml");
@@ -73,6 +74,7 @@ Daemon::Daemon(const std::string& name, const std::string& bootstrap, const std:
       << routing_yaml
       << "delivery:\n  label_prefix: " << name << "\n  epoch_interval: 500ms\n"
       << "decoding:\n  time_zone: Europe/Berlin\n"
+      << decoding_yaml
       << "state:\n  dir: " << (dir_ / "state").string() << "\n"
       << "admin:\n  listen: \"" << admin_ << "\"\n"
       << "logging:\n  level: info\n";
