@@ -3,6 +3,8 @@
 // the bridge writes as it reads JsonConverter's records.
 #include <catch2/catch.hpp>
 
+#include <simdjson.h>
+
 #include <boost/json.hpp>
 #include <string>
 
@@ -270,4 +272,34 @@ TEST_CASE("avro bridge: the decoder turns a Debezium envelope in Avro into the r
   rec.value = again;
   REQUIRE_FALSE(decoder.decode(rec, change).has_value());
   CHECK(decoder.stats().schemas_recognised == 1);
+}
+
+TEST_CASE("avro bridge: every truncation and byte flip of a body decodes or is an AvroError, never a crash",
+          "[avro]") {
+  avro::ConnectBridge bridge(kValueSchema);
+  const std::string body = value_body();
+  std::string out;
+  size_t refused = 0;
+  auto attempt = [&](const std::string& b) {
+    out.clear();
+    try {
+      bridge.to_json(b, out);
+      // What decodes is JSON, or a flipped byte made a string invalid UTF-8,
+      // which the decoder refuses (invalid_utf8) as it does in JSON records.
+      boost::system::error_code ec;
+      json::parse(out, ec);
+      INFO(ec.message() << " in " << out);
+      if (ec) CHECK_FALSE(simdjson::validate_utf8(out.data(), out.size()));
+    } catch (const avro::AvroError&) {
+      ++refused;
+    }
+  };
+  for (size_t n = 0; n < body.size(); ++n) attempt(body.substr(0, n));
+  CHECK(refused == body.size());  // every proper prefix is too short
+  for (size_t i = 0; i < body.size(); ++i)
+    for (const unsigned char x : {0x01, 0x80, 0xff}) {
+      std::string b = body;
+      b[i] = static_cast<char>(static_cast<unsigned char>(b[i]) ^ x);
+      attempt(b);
+    }
 }
