@@ -272,6 +272,12 @@ json::object connect_schema(const Node& in, const json::value* field_default, co
   return s;
 }
 
+void append_int(int64_t v, std::string& out) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
 void append_float(float f, std::string& out) {
   if (std::isnan(f)) {
     out += "\"NaN\"";
@@ -294,12 +300,20 @@ void append_double_value(double d, std::string& out) {
   }
 }
 
-void check(int rc, const char* what, const std::string& path) {
-  if (rc != 0) throw AvroError(path + ": " + what + ": " + avro_strerror());
+// Where a value sits ("payload.after.amount"), spelled out only for an error:
+// building it for every field of every record would cost an allocation each.
+struct Path {
+  const Path* parent = nullptr;
+  std::string_view name;
+  std::string str() const { return parent == nullptr ? std::string(name) : parent->str() + "." + std::string(name); }
+};
+
+void check(int rc, const char* what, const Path& path) {
+  if (rc != 0) throw AvroError(path.str() + ": " + what + ": " + avro_strerror());
 }
 
 // The payload JSON of one Avro value of type `n`.
-void append_value(avro_value_t& v, const Node& n, const std::string& path, std::string& out) {
+void append_value(avro_value_t& v, const Node& n, const Path& path, std::string& out) {
   switch (n.kind) {
     case Kind::Null: out += "null"; return;
     case Kind::Boolean: {
@@ -311,13 +325,13 @@ void append_value(avro_value_t& v, const Node& n, const std::string& path, std::
     case Kind::Int: {
       int32_t i = 0;
       check(avro_value_get_int(&v, &i), "int", path);
-      out += std::to_string(i);
+      append_int(i, out);
       return;
     }
     case Kind::Long: {
       int64_t l = 0;
       check(avro_value_get_long(&v, &l), "long", path);
-      out += std::to_string(l);
+      append_int(l, out);
       return;
     }
     case Kind::Float: {
@@ -353,7 +367,7 @@ void append_value(avro_value_t& v, const Node& n, const std::string& path, std::
     case Kind::Enum: {
       int i = 0;
       check(avro_value_get_enum(&v, &i), "enum", path);
-      if (i < 0 || static_cast<size_t>(i) >= n.symbols.size()) throw AvroError(path + ": enum index out of range");
+      if (i < 0 || static_cast<size_t>(i) >= n.symbols.size()) throw AvroError(path.str() + ": enum index out of range");
       decode::append_json_string(n.symbols[static_cast<size_t>(i)], out);
       return;
     }
@@ -381,10 +395,11 @@ void append_value(avro_value_t& v, const Node& n, const std::string& path, std::
       for (size_t i = 0; i < n.fields.size(); ++i) {
         if (i != 0) out += ',';
         avro_value_t child;
-        check(avro_value_get_by_index(&v, i, &child, nullptr), "field", path + "." + n.fields[i].name);
+        const Path at{&path, n.fields[i].name};
+        check(avro_value_get_by_index(&v, i, &child, nullptr), "field", at);
         decode::append_json_string(n.fields[i].name, out);
         out += ':';
-        append_value(child, *n.fields[i].type, path + "." + n.fields[i].name, out);
+        append_value(child, *n.fields[i].type, at, out);
       }
       out += '}';
       return;
@@ -393,7 +408,7 @@ void append_value(avro_value_t& v, const Node& n, const std::string& path, std::
       int branch = 0;
       check(avro_value_get_discriminant(&v, &branch), "union branch", path);
       if (branch < 0 || static_cast<size_t>(branch) >= n.branches.size())
-        throw AvroError(path + ": union branch out of range");
+        throw AvroError(path.str() + ": union branch out of range");
       avro_value_t current;
       check(avro_value_get_current_branch(&v, &current), "union branch", path);
       append_value(current, *n.branches[static_cast<size_t>(branch)], path, out);
@@ -449,7 +464,7 @@ void ConnectBridge::to_json(std::string_view body, std::string& out) {
   out += "{\"schema\":";
   out += m.connect_schema;
   out += ",\"payload\":";
-  append_value(m.value, *m.tree.root(), "payload", out);
+  append_value(m.value, *m.tree.root(), Path{nullptr, "payload"}, out);
   out += '}';
 }
 
