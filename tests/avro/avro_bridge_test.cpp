@@ -232,7 +232,14 @@ TEST_CASE("avro bridge: the decoder turns a Debezium envelope in Avro into the r
        "default":null},
      {"name":"ts","type":["null",{"type":"long","connect.version":1,"connect.name":"io.debezium.time.MicroTimestamp"}],
        "default":null},
-     {"name":"note","type":["null","string"],"default":null}]}],"default":null},
+     {"name":"note","type":["null","string"],"default":null},
+     {"name":"vsd","type":["null",{"type":"record","name":"VariableScaleDecimal","namespace":"io.debezium.data",
+       "fields":[{"name":"scale","type":"int"},{"name":"value","type":"bytes"}],"connect.doc":"Variable scaled decimal",
+       "connect.version":1,"connect.name":"io.debezium.data.VariableScaleDecimal"}],"default":null},
+     {"name":"tz","type":["null",{"type":"string","connect.version":1,"connect.name":"io.debezium.time.ZonedTimestamp"}],
+       "default":null},
+     {"name":"doc","type":["null",{"type":"string","connect.version":1,"connect.name":"io.debezium.data.Json"}],
+       "default":null}]}],"default":null},
    {"name":"after","type":["null","Value"],"default":null},
    {"name":"source","type":{"type":"record","name":"Source","namespace":"io.debezium.connector.postgresql",
      "fields":[{"name":"connector","type":"string"},{"name":"name","type":"string"},{"name":"ts_ms","type":"long"},
@@ -242,7 +249,8 @@ TEST_CASE("avro bridge: the decoder turns a Debezium envelope in Avro into the r
   using namespace bin;
   const std::string row = varint(5) + branch(1, bytes(std::string("\xff\x85", 2))) /* -123 -> -1.23 */ +
                           branch(1, varint(19724)) + branch(1, varint(1704164645123456LL)) +
-                          branch(1, string("hi"));
+                          branch(1, string("hi")) + branch(1, varint(3) + bytes(std::string("\x30\x39", 2))) +
+                          branch(1, string("2024-01-02T03:04:05.5+02:00")) + branch(1, string(R"({"a": [1, 2]})"));
   const std::string body = branch(0) + branch(1, row) + string("postgresql") + string("srv") +
                            varint(1704164645000LL) + string("src") + string("public") + string("t") + string("c") +
                            branch(1, varint(1704164645001LL));
@@ -265,6 +273,7 @@ TEST_CASE("avro bridge: the decoder turns a Debezium envelope in Avro into the r
   REQUIRE(change.rows.size() == 1);
   CHECK(json::parse(change.rows[0].json) ==
         json::parse(R"({"id":5,"amount":"-1.23","d":"2024-01-02","ts":"2024-01-02 03:04:05.123456","note":"hi",
+                        "vsd":"12.345","tz":"2024-01-02 01:04:05.500000","doc":"{\"a\": [1, 2]}",
                         "__DORIS_DELETE_SIGN__":0})"));
   // The same schema text every time: the decoder recognises it without parsing.
   std::string again;
