@@ -22,11 +22,6 @@ using tcp = asio::ip::tcp;
 // A schema is a few KB; a registry answering more is not answering a schema.
 constexpr size_t kMaxAnswerBytes = 16 * 1024 * 1024;
 
-struct Answer {
-  unsigned status = 0;
-  std::string body;
-};
-
 // Runs the io_context until the one pending operation completes or the
 // stream's deadline closes it.
 void run(asio::io_context& ioc) {
@@ -34,8 +29,13 @@ void run(asio::io_context& ioc) {
   ioc.run();
 }
 
+struct Reply {
+  unsigned status = 0;
+  std::string body;
+};
+
 // Throws beast::system_error on any transport failure (timeout included).
-Answer get(const std::string& host, const std::string& port, const std::string& target,
+Reply http_get(const std::string& host, const std::string& port, const std::string& target,
            const std::string& authorization, std::chrono::milliseconds timeout) {
   asio::io_context ioc;
   tcp::resolver resolver(ioc);
@@ -71,7 +71,7 @@ Answer get(const std::string& host, const std::string& port, const std::string& 
   if (ec) throw beast::system_error(ec);
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  return Answer{parser.get().result_int(), std::move(parser.get().body())};
+  return Reply{parser.get().result_int(), std::move(parser.get().body())};
 }
 
 std::string shorten(std::string s) {
@@ -95,36 +95,60 @@ RegistryClient::RegistryClient(RegistryOptions options) : options_(std::move(opt
   if (options_.max_cached_ids == 0) options_.max_cached_ids = 1;
 }
 
-std::variant<RegistryClient::Schema, RegistryFailure> RegistryClient::schema(int32_t id) {
-  if (auto it = cache_.find(id); it != cache_.end()) return it->second;
-  const std::string where = "schema id " + std::to_string(id) + " from the registry at " + options_.url;
+std::variant<RegistryClient::Answer, RegistryFailure> RegistryClient::get(const std::string& path,
+                                                                          const std::string& where) const {
   std::string authorization;
   if (!options_.user.empty()) {
     authorization = "Basic ";
     decode::base64_encode(options_.user + ":" + options_.password, authorization);
   }
-  ++fetches_;
-  Answer answer;
+  Reply reply;
   try {
-    answer = get(host_, port_, base_target_ + "/schemas/ids/" + std::to_string(id), authorization, options_.timeout);
+    reply = http_get(host_, port_, base_target_ + path, authorization, options_.timeout);
   } catch (const std::exception& e) {
     return RegistryFailure{RegistryFailure::Kind::Unreachable, where + ": " + e.what()};
   }
-  const std::string got = "HTTP " + std::to_string(answer.status) + " " + shorten(answer.body);
-  if (answer.status == 404)
-    return RegistryFailure{RegistryFailure::Kind::UnknownId, where + ": the registry has no such schema (" + got + ")"};
-  if (answer.status == 401 || answer.status == 403)
+  if (reply.status == 401 || reply.status == 403)
     return RegistryFailure{RegistryFailure::Kind::Refused,
-                           where + ": the registry refused the credentials of decoding.schema_registry (" + got + ")"};
+                           where + ": the registry refused the credentials of decoding.schema_registry (HTTP " +
+                               std::to_string(reply.status) + " " + shorten(reply.body) + ")"};
+  return Answer{reply.status, std::move(reply.body)};
+}
+
+std::variant<size_t, RegistryFailure> RegistryClient::probe() {
+  const std::string where = "the registry at " + options_.url;
+  auto got = get("/subjects", where);
+  if (auto* f = std::get_if<RegistryFailure>(&got)) return *f;
+  const Answer& answer = std::get<Answer>(got);
+  boost::system::error_code ec;
+  const auto doc = boost::json::parse(answer.body, ec);
+  if (answer.status != 200 || ec || !doc.is_array())
+    return RegistryFailure{RegistryFailure::Kind::Unreachable,
+                           where + ": expected HTTP 200 with a JSON array of subjects from " + options_.url +
+                               "/subjects, got HTTP " + std::to_string(answer.status) + " " + shorten(answer.body)};
+  return doc.get_array().size();
+}
+
+std::variant<RegistryClient::Schema, RegistryFailure> RegistryClient::schema(int32_t id) {
+  if (auto it = cache_.find(id); it != cache_.end()) return it->second;
+  const std::string where = "schema id " + std::to_string(id) + " from the registry at " + options_.url;
+  ++fetches_;
+  auto got = get("/schemas/ids/" + std::to_string(id), where);
+  if (auto* f = std::get_if<RegistryFailure>(&got)) return *f;
+  const Answer& answer = std::get<Answer>(got);
+  const std::string got_text = "HTTP " + std::to_string(answer.status) + " " + shorten(answer.body);
+  if (answer.status == 404)
+    return RegistryFailure{RegistryFailure::Kind::UnknownId,
+                           where + ": the registry has no such schema (" + got_text + ")"};
   if (answer.status != 200)
-    return RegistryFailure{RegistryFailure::Kind::Unreachable, where + ": expected HTTP 200, got " + got};
+    return RegistryFailure{RegistryFailure::Kind::Unreachable, where + ": expected HTTP 200, got " + got_text};
   boost::system::error_code ec;
   const auto doc = boost::json::parse(answer.body, ec);
   const auto* obj = ec ? nullptr : doc.if_object();
   const auto* text = obj != nullptr ? obj->if_contains("schema") : nullptr;
   if (text == nullptr || !text->is_string())
     return RegistryFailure{RegistryFailure::Kind::Unreachable,
-                           where + ": expected a JSON object with a \"schema\" string, got " + got};
+                           where + ": expected a JSON object with a \"schema\" string, got " + got_text};
   // Confluent omits schemaType for Avro, its default.
   if (const auto* type = obj->if_contains("schemaType");
       type != nullptr && !(type->is_string() && type->get_string() == "AVRO"))

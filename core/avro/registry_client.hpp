@@ -47,10 +47,20 @@ class RegistryClient {
   using Schema = std::shared_ptr<const std::string>;  // the Avro schema's JSON text
   std::variant<Schema, RegistryFailure> schema(int32_t id);
 
-  size_t fetches() const { return fetches_; }  // HTTP requests made (cache misses)
+  // For `check --connect`: GET {url}/subjects with the configured
+  // credentials; the number of subjects, or why the registry cannot serve.
+  std::variant<size_t, RegistryFailure> probe();
+
+  size_t fetches() const { return fetches_; }  // schema requests made (cache misses)
   const RegistryOptions& options() const { return options_; }
 
  private:
+  struct Answer {
+    unsigned status = 0;
+    std::string body;
+  };
+  // GET base + path; transport failures and refused credentials as failures.
+  std::variant<Answer, RegistryFailure> get(const std::string& path, const std::string& where) const;
   RegistryOptions options_;
   std::string host_, port_, base_target_;
   std::unordered_map<int32_t, Schema> cache_;

@@ -46,6 +46,10 @@ TEST_CASE("avro registry client: schemas by id from a real registry, cached, err
   const std::string url = registry->ccompat_url();
 
   avro::RegistryClient client(avro::RegistryOptions{url, "", "", std::chrono::milliseconds(5000)});
+  // check --connect's probe: the subjects the registry holds.
+  const auto subjects = client.probe();
+  REQUIRE(std::holds_alternative<size_t>(subjects));
+  CHECK(std::get<size_t>(subjects) == 1);
   auto got = client.schema(id);
   REQUIRE(std::holds_alternative<avro::RegistryClient::Schema>(got));
   CHECK(json::parse(*std::get<avro::RegistryClient::Schema>(got)) == json::parse(kSchema));
@@ -87,6 +91,9 @@ TEST_CASE("avro registry client: schemas by id from a real registry, cached, err
 
   // The registry is gone: cached ids still resolve, others are a retry.
   registry.reset();
+  const auto gone = client.probe();
+  REQUIRE(std::holds_alternative<avro::RegistryFailure>(gone));
+  CHECK(std::get<avro::RegistryFailure>(gone).kind == avro::RegistryFailure::Kind::Unreachable);
   got = client.schema(id);
   REQUIRE(std::holds_alternative<avro::RegistryClient::Schema>(got));
   CHECK(client.fetches() == 2);  // no request for the cached id
