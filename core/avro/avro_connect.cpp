@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -417,6 +418,90 @@ void append_value(avro_value_t& v, const Node& n, const Path& path, std::string&
   }
 }
 
+// Avro C allocates what a length or block count says before reading the
+// bytes behind it (a flipped byte asks for exabytes, or a gigabyte it then
+// fails to fill). This pass walks the body by the schema first and refuses
+// any length that runs past its end, so Avro C only reads bodies whose
+// lengths fit.
+class LengthGuard {
+ public:
+  LengthGuard(std::string_view body) : p_(body.data()), end_(body.data() + body.size()) {}
+
+  void walk(const Node& n) {
+    switch (n.kind) {
+      case Kind::Null: return;
+      case Kind::Boolean: take(1); return;
+      case Kind::Int:
+      case Kind::Long:
+      case Kind::Enum: varint(); return;
+      case Kind::Float: take(4); return;
+      case Kind::Double: take(8); return;
+      case Kind::Bytes:
+      case Kind::String: take(length()); return;
+      case Kind::Fixed: {
+        const auto* size = n.attrs != nullptr ? n.attrs->if_contains("size") : nullptr;
+        take(size != nullptr && size->is_int64() ? size->get_int64() : 0);
+        return;
+      }
+      case Kind::Record:
+        for (const auto& f : n.fields) walk(*f.type);
+        return;
+      case Kind::Union: {
+        const int64_t b = varint();
+        if (b < 0 || static_cast<size_t>(b) >= n.branches.size())
+          throw AvroError("union branch " + std::to_string(b) + " of " + std::to_string(n.branches.size()));
+        walk(*n.branches[static_cast<size_t>(b)]);
+        return;
+      }
+      case Kind::Array:
+      case Kind::Map:
+        for (;;) {
+          int64_t count = varint();
+          if (count == 0) return;
+          if (count < 0) {
+            count = count == INT64_MIN ? INT64_MAX : -count;
+            length();  // the block's size in bytes, which must fit too
+          }
+          // Every element takes a byte at least, but a null.
+          const int64_t cap = n.kind == Kind::Array && n.items->kind == Kind::Null ? (1 << 20) : end_ - p_;
+          if (count > cap)
+            throw AvroError("a block of " + std::to_string(count) + " elements where " + std::to_string(end_ - p_) +
+                            " bytes remain");
+          for (int64_t i = 0; i < count; ++i) {
+            if (n.kind == Kind::Map) take(length());
+            walk(*n.items);
+          }
+        }
+    }
+  }
+
+ private:
+  int64_t varint() {
+    uint64_t z = 0;
+    for (int shift = 0;; shift += 7) {
+      if (p_ == end_) throw AvroError("the body ends inside a number");
+      if (shift > 63) throw AvroError("a number longer than 10 bytes");
+      const auto b = static_cast<unsigned char>(*p_++);
+      z |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) break;
+    }
+    return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
+  }
+  int64_t length() {
+    const int64_t len = varint();
+    if (len < 0 || len > end_ - p_)
+      throw AvroError("a length of " + std::to_string(len) + " bytes where " + std::to_string(end_ - p_) + " remain");
+    return len;
+  }
+  void take(int64_t n) {
+    if (n < 0 || n > end_ - p_) throw AvroError("the body ends " + std::to_string(n - (end_ - p_)) + " bytes early");
+    p_ += n;
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
 }  // namespace
 
 struct ConnectBridge::Impl {
@@ -455,6 +540,11 @@ const std::string& ConnectBridge::connect_schema() const { return impl_->connect
 
 void ConnectBridge::to_json(std::string_view body, std::string& out) {
   Impl& m = *impl_;
+  try {
+    LengthGuard(body).walk(*m.tree.root());
+  } catch (const AvroError& e) {
+    throw AvroError(std::string("the Avro body does not decode as its schema says: ") + e.what());
+  }
   avro_reader_memory_set_source(m.reader, body.data(), static_cast<int64_t>(body.size()));
   if (avro_value_read(m.reader, &m.value) != 0)
     throw AvroError(std::string("the Avro body does not decode as its schema says: ") + avro_strerror());

@@ -213,6 +213,15 @@ TEST_CASE("avro bridge: a body its schema does not describe is an error naming w
   CHECK_THROWS_WITH(bridge.to_json(body.substr(0, body.size() - 3), out),
                     Catch::Contains("does not decode as its schema says"));
   CHECK_THROWS_WITH(bridge.to_json(body + "x", out), Catch::Contains("bytes left over"));
+  // A length Avro C would allocate before finding the bytes missing: refused first.
+  avro::ConnectBridge one_string(R"({"type":"record","name":"R","fields":[{"name":"s","type":"string"}]})");
+  CHECK_THROWS_WITH(one_string.to_json(bin::varint(1LL << 40) + "abc", out),
+                    Catch::Contains("a length of 1099511627776 bytes where 3 remain"));
+  CHECK_THROWS_WITH(one_string.to_json(bin::varint(-8), out), Catch::Contains("a length of -8 bytes"));
+  avro::ConnectBridge longs(R"({"type":"record","name":"R","fields":[{"name":"a","type":{"type":"array",
+                             "items":"long"}}]})");
+  CHECK_THROWS_WITH(longs.to_json(bin::varint(1LL << 50) + bin::varint(1), out),
+                    Catch::Contains("a block of 1125899906842624 elements where 1 bytes remain"));
   CHECK_THROWS_WITH(avro::ConnectBridge(R"({"type":"record","name":"R","fields":[{"name":"u","type":["int","string"]}]})"),
                     Catch::Contains("schema.u: a union of 2 types is not supported"));
   CHECK_THROWS_WITH(avro::ConnectBridge(R"({"type":"record","name":"R","fields":[{"name":"u","type":"Nope"}]})"),
