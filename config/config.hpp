@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/avro/avro_records.hpp"
 #include "core/decode/decoder.hpp"
 #include "core/doris/client.hpp"
 #include "core/kafka/source.hpp"
@@ -110,6 +111,10 @@ struct Config {
   // unless the state already recorded a prefix (keep_recorded_label_prefix).
   bool label_prefix_explicit = false;
   decode::DecoderOptions decoding;
+  // decoding.format avro: Confluent-framed Avro read with schemas from this registry.
+  avro::RecordFormat decoding_format = avro::RecordFormat::Json;
+  avro::RegistryOptions schema_registry;
+  std::string schema_registry_password_file;  // read into schema_registry.password after parsing
 
   std::string state_dir = "/var/lib/cdc2doris";
   int state_retention_epochs = 100;

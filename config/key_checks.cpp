@@ -6,6 +6,7 @@
 
 #include "config/config.hpp"
 #include "config/reader.hpp"
+#include "core/avro/registry_client.hpp"
 #include "core/kafka/probe.hpp"
 
 namespace cdc2doris::config {
@@ -67,6 +68,17 @@ void check_decoding(const Reader& r, const YAML::Node& root, const Config& c) {
     const bool about_zone = std::string(e.what()).find("time zone") != std::string::npos && zone.IsDefined();
     r.fail(about_zone ? zone.Mark() : (decoding.IsDefined() ? decoding.Mark() : root.Mark()),
            about_zone ? "decoding.time_zone" : "decoding", e.what());
+  }
+  const YAML::Node registry = find_node(root, {"decoding", "schema_registry", "url"});
+  if (c.decoding_format == avro::RecordFormat::Avro && c.schema_registry.url.empty())
+    r.fail(find_node(root, {"decoding", "format"}).Mark(), "decoding.format",
+           "avro needs decoding.schema_registry.url");
+  if (!c.schema_registry.url.empty()) {
+    try {
+      avro::RegistryClient probe(c.schema_registry);
+    } catch (const std::invalid_argument& e) {
+      r.fail(registry.Mark(), "decoding.schema_registry.url", e.what());
+    }
   }
   // routing.tables.<target>.key_columns / sequence_from_source_position reach
   // the decoder through the router (TableSettings), which knows the target.

@@ -633,6 +633,26 @@ std::vector<Key<Config>> declare() {
                 "If set, a column receiving the op (`c`/`u`/`d`/`r`)."),
       C::string("decoding.extra_columns.source_ts", FIELD(decoding.extra_columns.source_ts),
                 "If set, a column receiving `source.ts_ms`."),
+      C::choice("decoding.format", FIELD(decoding_format),
+                std::vector<std::pair<std::string, avro::RecordFormat>>{{"json", avro::RecordFormat::Json},
+                                                                        {"avro", avro::RecordFormat::Avro}},
+                "How keys and values are serialised: Kafka Connect's JsonConverter, or Avro in Confluent's wire "
+                "format (magic byte 0, 4-byte schema id, Avro binary) with its schema from "
+                "`decoding.schema_registry` (docs/avro.md). Every topic the same."),
+      C::string("decoding.schema_registry.url", FIELD(schema_registry.url),
+                "Confluent-compatible schema registry API for `format: avro`, e.g. `http://registry:8081` or "
+                "Apicurio's `http://registry:8080/apis/ccompat/v7`; schemas are read from `{url}/schemas/ids/{id}`. "
+                "http only."),
+      C::string("decoding.schema_registry.user", FIELD(schema_registry.user),
+                "User for HTTP basic authentication to the registry; empty: none."),
+      C::secret("decoding.schema_registry.password", FIELD(schema_registry.password),
+                "Password for `user`. Prefer `password_file` or `${ENV}`."),
+      C::secret_file("decoding.schema_registry.password_file", FIELD(schema_registry_password_file),
+                     FIELD(schema_registry.password),
+                     "File whose content (trailing newline stripped) is `decoding.schema_registry.password`."),
+      C::duration("decoding.schema_registry.timeout", FIELD(schema_registry.timeout), at_least(1),
+                  "Connect, send and read timeout of one registry request; an unanswered request is retried "
+                  "with the pipeline's backoff."),
       // ---------------------------------------------------------------- state, admin, logging
       C::string("state.dir", FIELD(state_dir), "RocksDB checkpoint directory (one daemon per directory)."),
       C::integer("state.retention_epochs", FIELD(state_retention_epochs), between(1, kIntMax),

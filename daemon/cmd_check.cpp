@@ -1,15 +1,18 @@
 // `cdc2doris check`: validate the configuration (the same validator `run`
 // uses); with --connect also reach Kafka (a metadata round trip with the
-// configured security settings), the configured topics, every Doris FE with
-// the configured credentials, and every target table that can be known
+// configured security settings), the configured topics, the schema registry
+// (decoding.format avro), every Doris FE with the configured credentials, and
+// every target table that can be known
 // before data arrives. Every line printed goes through redaction.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
 #include <variant>
 
+#include "core/avro/registry_client.hpp"
 #include "core/common/redact.hpp"
 #include "core/doris/classify.hpp"
 #include "core/doris/client.hpp"
@@ -143,6 +146,21 @@ class Checker {
   // An authenticated call per FE: a wrong password must fail here. Doris
   // answers auth failures with HTTP 200 and {"code":401,"msg":"Unauthorized"},
   // which the client reports as an error of kind auth.
+  // decoding.format avro: the registry's Confluent API with the configured credentials.
+  void schema_registry() {
+    if (cfg_.decoding_format != avro::RecordFormat::Avro) return;
+    const std::string what = "schema registry " + cfg_.schema_registry.url;
+    auto options = cfg_.schema_registry;
+    options.timeout = std::min(options.timeout, timeout_);
+    auto got = avro::RegistryClient(options).probe();
+    if (auto* f = std::get_if<avro::RegistryFailure>(&got)) {
+      failed(what, f->message);
+      return;
+    }
+    ok(what + ": reachable" + (cfg_.schema_registry.user.empty() ? "" : " as '" + cfg_.schema_registry.user + "'") +
+       ", " + std::to_string(std::get<size_t>(got)) + " subject(s)");
+  }
+
   void doris_fes() {
     for (const auto& fe : cfg_.doris.fe_urls) {
       const std::string what = "doris FE " + doris::redact_url(fe);
@@ -272,6 +290,7 @@ int cmd_check(const Args& a) {
   setup_logging("warn", "text");
   Checker check(cfg);
   auto topics = check.kafka(timeout);
+  check.schema_registry();
   check.doris_fes();
   check.tables(topics);
   if (check.problems() == 0) return kExitOk;

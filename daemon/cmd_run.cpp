@@ -30,6 +30,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/avro/avro_records.hpp"
 #include "core/common/build_info.hpp"
 #include "core/common/thread_name.hpp"
 #include "core/kafka/dlq.hpp"
@@ -131,10 +132,20 @@ int cmd_run(const Args& a) {
     spdlog::error("configuration: {}", e.what());
     return kExitUsage;
   }
+  std::unique_ptr<avro::AvroRecords> avro_records;
+  if (cfg.decoding_format == avro::RecordFormat::Avro) {
+    try {
+      avro_records = std::make_unique<avro::AvroRecords>(cfg.schema_registry);
+    } catch (const std::exception& e) {
+      spdlog::error("configuration: {}", e.what());
+      return kExitUsage;
+    }
+  }
   auto router = config::make_router(cfg);
   pipeline::Metrics metrics;
-  pipeline::Pipeline pipe(cfg.delivery, cfg.decoding,
-                          pipeline::Dependencies{*source, *doris, *store, *router, metrics, dlq.get()});
+  pipeline::Pipeline pipe(
+      cfg.delivery, cfg.decoding,
+      pipeline::Dependencies{*source, *doris, *store, *router, metrics, dlq.get(), avro_records.get()});
 
   std::atomic<bool> stopping{false};
   std::unique_ptr<kafka::Monitor> kafka_monitor;

@@ -165,6 +165,9 @@ enum class DecodeErrorCode {
   Unsupported,
   SchemaInvalid,
   DoesNotFit,  // a row value its Doris column cannot take (RowCheck, run by the pipeline)
+  // decoding.format avro (core/avro): not Confluent-framed Avro its schema describes
+  InvalidAvro,
+  UnknownSchemaId,  // the schema registry has no schema under the record's id
 };
 const char* to_string(DecodeErrorCode c);
 

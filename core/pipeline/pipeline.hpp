@@ -26,6 +26,10 @@
 #include "core/pipeline/router.hpp"
 #include "state/checkpoint_store.hpp"
 
+namespace cdc2doris::avro {
+class AvroRecords;
+}
+
 namespace cdc2doris::pipeline {
 
 enum class BadRecordPolicy { Fail, Skip, DeadLetter };
@@ -109,6 +113,8 @@ struct Dependencies {
   Router& router;
   Metrics& metrics;
   kafka::DeadLetterQueue* dead_letters = nullptr;  // required for BadRecordPolicy::DeadLetter
+  // decoding.format avro: records go through it (Avro -> Connect JSON) before the decoder.
+  avro::AvroRecords* avro = nullptr;
 };
 
 struct RunResult {

@@ -216,6 +216,10 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void handle_change(const kafka::Message& msg);
   // record_ viewing msg, for decoder_.
   decode::KafkaRecord& fill_record(const kafka::Message& msg);
+  // decoder_.decode(msg), through deps_.avro first when records are Avro.
+  // `failed`: the schema registry failed and fail() ran (the partitions are
+  // rewound or the pipeline stops); the record was not decoded.
+  std::optional<decode::DecodeError> decode_record(const kafka::Message& msg, bool& failed);
   // The only way entries leave pos_ and base_: process() holds pointers into them.
   void erase_position(const TopicPartition& tp, bool with_base);
   void bad_record(const kafka::Message& msg, const decode::DecodeError& err);
@@ -389,6 +393,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   int64_t* current_pos_ = nullptr;
   int64_t* current_base_ = nullptr;
   decode::KafkaRecord record_;  // process(): reused, its header vector keeps its capacity
+  decode::KafkaRecord avro_record_;  // record_ as Connect JSON (decoding.format avro)
   std::string_view current_topic_name_;  // the source's view of its topic name (librdkafka: one per topic)
   // End offsets of committed epochs, for partitions (re)assigned later.
   std::map<TopicPartition, int64_t> committed_;

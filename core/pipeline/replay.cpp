@@ -78,7 +78,8 @@ void Pipeline::Impl::process_replay(const kafka::Message& msg) {
   if (msg.offset + 1 >= range->second.second) replay_->remaining.erase(tp);
   // The record decoded before (it is inside a recorded epoch), so an error
   // now was already handled by the policy then: skip it the same way.
-  if (decoder_.decode(fill_record(msg), change_) || change_.kind != decode::Kind::Change) return;
+  bool failed = false;
+  if (decode_record(msg, failed) || failed || change_.kind != decode::Kind::Change) return;
   auto target = deps_.router.route(change_);
   if (!target || !replay_->tables.count(*target)) return;
   // As when the epoch was first read (a replayed epoch follows every

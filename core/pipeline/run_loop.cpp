@@ -1,4 +1,5 @@
 // The main loop: poll, decode, route; and the bounded shutdown.
+#include "core/avro/avro_records.hpp"
 #include "core/common/crash_point.hpp"
 #include "core/pipeline/pipeline_impl.hpp"
 
@@ -238,7 +239,10 @@ void Pipeline::Impl::process(const kafka::Message& msg) {
   deps_.metrics.bytes_consumed += (msg.value ? msg.value->size() : 0) + (msg.key ? msg.key->size() : 0);
 
   const uint64_t generation = rewind_generation_;
-  if (auto err = decoder_.decode(fill_record(msg), change_)) {
+  bool failed = false;
+  auto err = decode_record(msg, failed);
+  if (failed) return;  // not read: the registry failed (rewound, or stopping)
+  if (err) {
     bad_record(msg, *err);
   } else if (change_.kind == decode::Kind::Change) {
     handle_change(msg);
@@ -270,6 +274,20 @@ decode::KafkaRecord& Pipeline::Impl::fill_record(const kafka::Message& msg) {
   return rec;
 }
 
+std::optional<decode::DecodeError> Pipeline::Impl::decode_record(const kafka::Message& msg, bool& failed) {
+  failed = false;
+  decode::KafkaRecord& rec = fill_record(msg);
+  if (deps_.avro == nullptr) return decoder_.decode(rec, change_);
+  if (auto f = deps_.avro->to_json(rec, avro_record_)) {
+    if (auto* bad = std::get_if<decode::DecodeError>(&*f)) return *bad;
+    // A registry outage is not the record's fault: back off and read it again.
+    fail(std::get<Error>(*f), "schema registry");
+    failed = true;
+    return std::nullopt;
+  }
+  return decoder_.decode(avro_record_, change_);
+}
+
 void Pipeline::Impl::erase_position(const TopicPartition& tp, bool with_base) {
   pos_.erase(tp);
   if (with_base) base_.erase(tp);
@@ -294,10 +312,12 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
     // its schemaless values: it is decoded again with them (a DATE column
     // added for an integer key takes days since 1970, which Doris refuses as
     // they came).
-    if (auto err = decoder_.decode(fill_record(msg), change_)) {
+    bool failed = false;
+    if (auto err = decode_record(msg, failed)) {
       bad_record(msg, *err);
       return;
     }
+    if (failed) return;
   }
   if (row_renames_ != nullptr) rename_row_columns(*row_renames_);
   if (cfg_.check_rows && !rows_fit(*target, msg)) return;

@@ -159,6 +159,8 @@ decoding:
   max_depth: 16
   flattened: {deleted_field: "__del", op_field: "__o"}
   extra_columns: {op: "_op", source_ts: "_ts"}
+  format: avro
+  schema_registry: {url: "http://registry:8081/apis/ccompat/v7", user: reg, password: "registry-secret-4", timeout: 3s}
 state:
   dir: /tmp/x
   retention_epochs: 10
@@ -182,7 +184,9 @@ logging:
   for (const auto& k : config::schema()) {
     std::string last(k.path.substr(k.path.rfind('.') + 1));
     INFO(k.path);
-    if (k.path == "doris.password_file" || k.path == "admin.token_file") continue;  // own tests below
+    if (k.path == "doris.password_file" || k.path == "admin.token_file" ||
+        k.path == "decoding.schema_registry.password_file")
+      continue;  // own tests below, and keys_test.cpp's for every secret file
     CHECK(full.find(last + ":") != std::string::npos);
   }
   CHECK(c.topics == std::vector<std::string>{"a", "b", "^dbserver1\\..*"});
@@ -252,6 +256,11 @@ logging:
   CHECK(std::find(secrets.begin(), secrets.end(), "doris-secret-2") != secrets.end());
   CHECK(std::find(secrets.begin(), secrets.end(), "kafka-secret-1") != secrets.end());
   CHECK(std::find(secrets.begin(), secrets.end(), "admin-secret-3") != secrets.end());
+  CHECK(std::find(secrets.begin(), secrets.end(), "registry-secret-4") != secrets.end());
+  CHECK(c.decoding_format == avro::RecordFormat::Avro);
+  CHECK(c.schema_registry.url == "http://registry:8081/apis/ccompat/v7");
+  CHECK(c.schema_registry.user == "reg");
+  CHECK(c.schema_registry.timeout == std::chrono::seconds(3));
   CHECK(c.admin_token == "admin-secret-3");
   CHECK(c.admin_probes_require_token);
   CHECK(c.admin_tls_cert_file == "/etc/cdc2doris/admin.pem");
@@ -260,6 +269,7 @@ logging:
   CHECK(dump.find("admin-secret-3") == std::string::npos);
   CHECK(dump.find("doris-secret-2") == std::string::npos);
   CHECK(dump.find("kafka-secret-1") == std::string::npos);
+  CHECK(dump.find("registry-secret-4") == std::string::npos);
   CHECK(dump.find("[redacted]") != std::string::npos);
 }
 
@@ -615,4 +625,21 @@ TEST_CASE("config: instance_id names the group member and fills {instance_id} in
                                         "doris: {fe: [\"fe:8030\"]}\n",
                                         "t.yaml"),
                     Catch::Contains("kafka.instance_id"));
+}
+
+TEST_CASE("config: decoding.format avro needs a usable schema registry URL, never printing its credentials",
+          "[config][avro]") {
+  const std::string base = "kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\ndecoding:\n";
+  CHECK_THAT(error_of(base + "  format: avro\n"), Catch::Contains("decoding.format") &&
+                                                       Catch::Contains("avro needs decoding.schema_registry.url"));
+  const std::string userinfo = error_of(base + "  format: avro\n  schema_registry: {url: \"http://u:pw-in-url@r:1\"}\n");
+  CHECK_THAT(userinfo, Catch::Contains("decoding.schema_registry.url") &&
+                           Catch::Contains("credentials go in user and password"));
+  CHECK(userinfo.find("pw-in-url") == std::string::npos);
+  CHECK_THAT(error_of(base + "  format: avro\n  schema_registry: {url: \"https://r:8081\"}\n"),
+             Catch::Contains("https is not supported yet"));
+  std::map<std::string, std::string> env;
+  const auto c = config::load_string(base + "  format: avro\n  schema_registry: {url: \"http://r:8081\"}\n", "t.yaml", &env);
+  CHECK(c.decoding_format == avro::RecordFormat::Avro);
+  CHECK(config::load_string(base + "  time_zone: UTC\n", "t.yaml", &env).decoding_format == avro::RecordFormat::Json);
 }

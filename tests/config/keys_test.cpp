@@ -46,6 +46,8 @@ std::string special_sample(const std::string& path, const std::string& secret_fi
       {"delivery.label_prefix", "p_7"},
       {"delivery.unproven_epoch", "\"cdc2doris_x:12:committed\""},
       {"decoding.time_zone", "Asia/Tokyo"},
+      {"decoding.schema_registry.url", "\"http://registry:8081\""},
+      {"decoding.schema_registry.password_file", "FILE"},
       {"admin.listen", "\"127.0.0.1:9\""},
       {"routing.tables.*.columns", "[\"id BIGINT\"]"},
       {"routing.tables.*.decimal_scales", "{amount: 3}"},
@@ -70,6 +72,7 @@ std::vector<std::pair<std::string, std::string>> companions(const std::string& p
   if (path == "admin.tls.cert_file") return {{"admin.tls.key_file", "/k.pem"}};
   if (path == "admin.tls.key_file") return {{"admin.tls.cert_file", "/c.pem"}};
   if (path == "admin.probes_require_token") return {{"admin.token", "t0k"}};
+  if (path == "decoding.format") return {{"decoding.schema_registry.url", "\"http://registry:8081\""}};
   if (path == "routing.tables.*.sequence_from_source_position") return {{"routing.tables.*.sequence_col", "seq"}};
   return {};
 }
@@ -181,7 +184,8 @@ constexpr bool kWalked =
     std::is_same_v<T, doris::Timeouts> || std::is_same_v<T, RetryPolicy> || std::is_same_v<T, Backoff> ||
     std::is_same_v<T, pipeline::PipelineConfig> || std::is_same_v<T, decode::DecoderOptions> ||
     std::is_same_v<T, decode::FlattenedFields> || std::is_same_v<T, decode::ExtraColumns> ||
-    std::is_same_v<T, pipeline::HealthOptions> || std::is_same_v<T, TableOverride>;
+    std::is_same_v<T, pipeline::HealthOptions> || std::is_same_v<T, TableOverride> ||
+    std::is_same_v<T, avro::RegistryOptions>;
 
 // Whether == compares V all the way down (std::vector<RoutingRule> declares
 // an == that cannot be instantiated: a std::regex has none).
@@ -269,6 +273,7 @@ TEST_CASE("config keys: every field of the configuration has a key", "[config][k
       {&all.delivery.probe_max_labels, "tuning of the pipeline, not configurable"},
       {&all.delivery.clock_skew_allowance_ms, "a safety margin, not configurable"},
       {&all.decoding.use_schema, "a test switch of the decoder"},
+      {&all.schema_registry.max_cached_ids, "tuning of the registry client, not configurable"},
       {&all.decoding.recognise_repeated_schemas, "a test switch of the decoder"},
       {&all.decoding.geometry_mode, "not configurable: geometries are WKT"},
       {&all.decoding.flattened.table, "ExtractNewRecordState's fixed field names beyond op and deleted"},

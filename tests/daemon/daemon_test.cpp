@@ -114,6 +114,16 @@ TEST_CASE("cli: documented exit codes", "[daemon][cli]") {
   auto conn = run_cli({"check", "--connect", "--config", (dir / "good.yaml").string()}, dir, {{"ADMIN", "127.0.0.1:0"}});
   CHECK(conn.status == daemon::kExitCheckFailed);
   CHECK_THAT(conn.output, Catch::Contains("doris FE 127.0.0.1:1: FAILED"));
+  // With decoding.format avro the registry is reached too, its password never shown.
+  write(dir / "avro.yaml", base_config("127.0.0.1:1", "127.0.0.1:1", dir) +
+                               "decoding:\n  format: avro\n  schema_registry:\n    url: "
+                               "\"http://127.0.0.1:1/apis/ccompat/v7\"\n    user: reg\n    password: Registry-pw-99\n");
+  auto avro = run_cli({"check", "--connect", "--timeout", "2s", "--config", (dir / "avro.yaml").string()}, dir,
+                      {{"ADMIN", "127.0.0.1:0"}});
+  CHECK(avro.status == daemon::kExitCheckFailed);
+  CHECK_THAT(avro.output, Catch::Contains("schema registry http://127.0.0.1:1/apis/ccompat/v7: FAILED: the registry at "
+                                          "http://127.0.0.1:1/apis/ccompat/v7: "));
+  CHECK(avro.output.find("Registry-pw-99") == std::string::npos);
 
   auto ref = run_cli({"config-reference"}, dir);
   CHECK(ref.status == daemon::kExitOk);

@@ -82,6 +82,7 @@ struct World {
   pipeline::Metrics metrics;
   decode::DecoderOptions decoding;
   kafka::DeadLetterQueue* dead_letters = nullptr;  // for BadRecordPolicy::DeadLetter
+  avro::AvroRecords* avro = nullptr;               // for decoding.format avro
   int64_t lsn = 1000;
 
   explicit World(cdc2doris::test::EmulatorOptions o = {}, bool create_database = true) : emu(std::move(o)) {
@@ -120,7 +121,7 @@ struct World {
   // Runs until `done` holds (or the pipeline ends, or 30 s passed), then stops.
   pipeline::RunResult run_until(const std::function<bool()>& done, pipeline::PipelineConfig cfg) {
     router = std::make_unique<pipeline::ExplicitRouter>(std::map<std::string, pipeline::Target>{}, settings);
-    pipeline::Dependencies deps{source, *client, store, *router, metrics, dead_letters};
+    pipeline::Dependencies deps{source, *client, store, *router, metrics, dead_letters, avro};
     pipeline::Pipeline p(cfg, decoding, deps);
     std::optional<pipeline::RunResult> result;
     std::atomic<bool> finished{false};

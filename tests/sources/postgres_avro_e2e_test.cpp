@@ -1,13 +1,16 @@
 // PostgreSQL 15 -> Debezium 3.6 PostgreSQL connector on Kafka Connect 4.1
 // with Apicurio's Avro converter -> Kafka, the converter registering its
-// schemas in a real Apicurio Registry (Confluent-compatible API): the ground
-// truth issue 34's Avro decoder will be built against. cdc2doris does not
-// read Avro yet, so this test stops at Kafka: each record's key and value
-// carry Confluent's framing (magic byte 0, a 4-byte big-endian schema id,
-// Avro binary), the id resolves through /apis/ccompat/v7/schemas/ids/{id} to
-// the Debezium key schema or envelope schema of the table, and the first
-// bytes of the Avro body are what those schemas say (the key's id; the
-// envelope's null `before` and present `after`, whose first field is the id).
+// schemas in a real Apicurio Registry (Confluent-compatible API) -> cdc2doris
+// with `decoding.format: avro` -> the Doris emulator.
+//
+// First what lands in Kafka: each record's key and value carry Confluent's
+// framing (magic byte 0, a 4-byte big-endian schema id, Avro binary), the id
+// resolves through /apis/ccompat/v7/schemas/ids/{id} to the Debezium key
+// schema or envelope schema of the table, and the first bytes of the Avro
+// body are what those schemas say. Then a daemon reads the topic with its
+// schemas from the registry, and every row in Doris equals the source's
+// (snapshot, streamed insert, update, delete; decimal, date, timestamp,
+// boolean, double and nulls through Avro's types and Debezium's names).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -21,13 +24,19 @@
 #include <vector>
 
 #include "tests/sources/source_e2e.hpp"
+#include "tools/doris_emulator/launcher.hpp"
 #include "tests/support/kafka_connect.hpp"
 #include "tests/support/postgres_server.hpp"
 #include "tests/support/schema_registry.hpp"
 #include "tools/fixtures/kafka_broker.hpp"
 
 using namespace cdc2doris::test;
+using cdc2doris::test::sources::compare_rows;
+using cdc2doris::test::sources::Daemon;
+using cdc2doris::test::sources::doris_ddl;
 using cdc2doris::test::sources::end_offsets;
+using cdc2doris::test::sources::split_lines;
+using cdc2doris::test::sources::wait_committed;
 using namespace std::chrono_literals;
 
 namespace json = boost::json;
@@ -37,9 +46,26 @@ namespace {
 const std::string kPrefix = "pga";
 const std::string kTopic = kPrefix + ".public.orders";
 
-// Snapshot rows 1..3, then row 4 streamed from the WAL.
+// Snapshot rows 1..3, then row 4 streamed from the WAL; then an update of
+// row 2 and the delete of row 3 (a delete and its tombstone).
 constexpr int kSnapshotRows = 3;
 constexpr int kRows = 4;
+constexpr int kRecords = kRows + 3;
+
+// The table's columns but the key: PostgreSQL type, Doris type, and the
+// source-side SQL rendering a value as Doris holds it (docs/decoding.md).
+struct Col {
+  std::string name, pg, doris, expected;
+};
+const std::vector<Col> kCols = {
+    {"note", "text", "STRING", "note"},
+    {"qty", "bigint", "BIGINT", "qty"},
+    {"price", "numeric(10,2)", "DECIMAL(10,2)", "price::text"},
+    {"d", "date", "DATE", "to_char(d, 'YYYY-MM-DD')"},
+    {"ts", "timestamp(6)", "DATETIME(6)", "to_char(ts, 'YYYY-MM-DD HH24:MI:SS.US')"},
+    {"flag", "boolean", "BOOLEAN", "flag"},
+    {"ratio", "double precision", "DOUBLE", "ratio"},
+};
 
 struct Framed {
   uint32_t schema_id = 0;
@@ -96,7 +122,7 @@ const json::value& field_type(const json::object& record, const std::string& nam
 
 }  // namespace
 
-TEST_CASE("PostgreSQL via Debezium, Apicurio Avro converter: Confluent-framed records whose ids the registry resolves",
+TEST_CASE("PostgreSQL via Debezium, Apicurio Avro converter, a real registry, cdc2doris with format avro: Doris equals the source",
           "[sources][postgres][avro]") {
   auto& broker = KafkaBroker::shared();
   // The three JVMs and PostgreSQL start side by side.
@@ -104,10 +130,14 @@ TEST_CASE("PostgreSQL via Debezium, Apicurio Avro converter: Confluent-framed re
   KafkaConnect connect(broker.bootstrap(), {KafkaConnect::avro_converter_plugin()});
   PostgresServer pg;
   pg.psql("postgres", "CREATE DATABASE src;");
-  pg.psql("src",
-          "CREATE TABLE orders (id integer PRIMARY KEY, note text, qty bigint);\n"
-          "INSERT INTO orders SELECT g, 'note ' || g, g * 1000 FROM generate_series(1, " +
-              std::to_string(kSnapshotRows) + ") g;");
+  std::string create = "CREATE TABLE orders (id integer PRIMARY KEY";
+  for (const auto& c : kCols) create += ", " + c.name + " " + c.pg;
+  pg.psql("src", create +
+                     ");\n"
+                     "INSERT INTO orders SELECT g, 'note ' || g, g * 1000, g * 1.25 - 10, DATE '1969-12-30' + g * 9000, "
+                     "TIMESTAMP '2024-01-02 03:04:05.123456' + g * INTERVAL '1 day 1.5 second', g % 2 = 0, g / 3.0 "
+                     "FROM generate_series(1, " +
+                     std::to_string(kSnapshotRows) + ") g;");
   registry.wait_ready();
 
   std::map<std::string, std::string> config{
@@ -154,14 +184,14 @@ TEST_CASE("PostgreSQL via Debezium, Apicurio Avro converter: Confluent-framed re
   };
   // The snapshot is in Kafka, so the slot exists and row 4 comes from the WAL.
   wait_for_records(kSnapshotRows);
-  pg.psql("src", "INSERT INTO orders VALUES (4, 'streamed', 4000);");
+  pg.psql("src", "INSERT INTO orders (id, note, qty) VALUES (4, 'streamed', 4000);");
   wait_for_records(kRows);
   const auto records = consume_all(broker.bootstrap(), kTopic, kRows, 60s);
   INFO("connect log:\n" << connect.log_tail());
-  REQUIRE(records.size() == kRows);
+  REQUIRE(records.size() >= kRows);
 
   std::set<uint32_t> key_ids, value_ids;
-  for (size_t i = 0; i < records.size(); ++i) {
+  for (size_t i = 0; i < kRows; ++i) {
     const auto& r = records[i];
     const std::string where = kTopic + "/" + std::to_string(r.partition) + "@" + std::to_string(r.offset);
     const int id = static_cast<int>(i) + 1;
@@ -212,7 +242,9 @@ TEST_CASE("PostgreSQL via Debezium, Apicurio Avro converter: Confluent-framed re
   const auto& row = before[1].as_object();
   CHECK(text(row.at("name")) == "Value");
   CHECK(text(row.at("connect.name")) == kTopic + ".Value");
-  CHECK(field_names(row) == std::vector<std::string>{"id", "note", "qty"});
+  std::vector<std::string> columns{"id"};
+  for (const auto& c : kCols) columns.push_back(c.name);
+  CHECK(field_names(row) == columns);
   CHECK(text(field_type(row, "id")) == "int");
   const auto& after = field_type(envelope, "after").as_array();
   REQUIRE(after.size() == 2);
@@ -231,5 +263,25 @@ TEST_CASE("PostgreSQL via Debezium, Apicurio Avro converter: Confluent-framed re
     REQUIRE(r.status == 200);
     CHECK(json::parse(r.body).as_object().at("id").to_number<int64_t>() == id);
   }
+
+  // cdc2doris reads the topic with the schemas from the registry.
+  pg.psql("src", "UPDATE orders SET note = 'updated', price = -0.01, ratio = NULL WHERE id = 2;\n"
+                 "DELETE FROM orders WHERE id = 3;");
+  wait_for_records(kRecords);
+  Emulator emu(EmulatorOptions{});
+  emu.sql("", "CREATE DATABASE avro");
+  std::vector<std::pair<std::string, std::string>> doris_cols;
+  for (const auto& c : kCols) doris_cols.emplace_back(c.name, c.doris);
+  emu.sql("avro", doris_ddl("orders", {{"id", "INT"}}, doris_cols));
+  Daemon daemon("pgavro", broker.bootstrap(), "^" + kPrefix + "\\\\..*", emu.fe(), "avro", "",
+                "  format: avro\n  schema_registry:\n    url: \"" + registry.ccompat_url() + "\"\n");
+  const std::string lag = wait_committed(emu, daemon, end_offsets(broker.bootstrap(), kPrefix + "."), 60s);
+  INFO("daemon log:\n" << daemon.log_tail());
+  REQUIRE(lag.empty());
+  std::string obj = "'id', id";
+  for (const auto& c : kCols) obj += ", '" + c.name + "', " + c.expected;
+  const auto source_rows = split_lines(pg.psql("src", "SELECT json_build_object(" + obj + ") FROM orders;"));
+  REQUIRE(source_rows.size() == kRows - 1);
+  CHECK(compare_rows(source_rows, emu.rows("avro", "orders"), {"id"}) == "");
   connect.delete_connector(kPrefix);
 }

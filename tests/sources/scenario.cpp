@@ -122,7 +122,7 @@ std::map<std::string, std::unique_ptr<Daemon>> start_daemons(const std::vector<M
   for (const auto& m : modes) create_topic(bootstrap, dead_letter_topic(m), 1);
   for (const auto& m : modes)
     daemons[m.prefix] = std::make_unique<Daemon>("daemon-" + m.prefix, bootstrap, "^" + m.prefix + "\\\\..*",
-                                                 emu.fe(), m.doris_db, routing(m), dead_letter_topic(m));
+                                                 emu.fe(), m.doris_db, routing(m), "", dead_letter_topic(m));
   return daemons;
 }
 

@@ -60,7 +60,7 @@ std::vector<std::string> split_lines(const std::string& s) {
 
 Daemon::Daemon(const std::string& name, const std::string& bootstrap, const std::string& topic_regex,
                const std::string& fe, const std::string& target_db, const std::string& routing_yaml,
-               const std::string& dead_letter_topic)
+               const std::string& decoding_yaml, const std::string& dead_letter_topic)
     : dir_("cdc2doris-" + name) {
   admin_ = "127.0.0.1:" + std::to_string(free_port());
   std::ofstream cfg(dir_ / "cdc2doris.yaml");
@@ -76,6 +76,7 @@ Daemon::Daemon(const std::string& name, const std::string& bootstrap, const std:
       << (dead_letter_topic.empty() ? std::string()
                                     : "  bad_records: dead_letter\n  dead_letter_topic: " + dead_letter_topic + "\n")
       << "decoding:\n  time_zone: Europe/Berlin\n"
+      << decoding_yaml
       << "state:\n  dir: " << (dir_ / "state").string() << "\n"
       << "admin:\n  listen: \"" << admin_ << "\"\n"
       << "logging:\n  level: info\n";

@@ -49,11 +49,13 @@ std::string expected_expr(const Column& c, bool schemas = true);
 
 // One cdc2doris process consuming `topic_regex` into Doris db `target_db`
 // (`routing.target: <target_db>.{table}`); `routing_yaml` is added under
-// `routing:` (indented two spaces), e.g. per-table settings.
+// `routing:` and `decoding_yaml` under `decoding:` (indented two spaces),
+// e.g. per-table settings, `format: avro`.
 class Daemon {
  public:
   Daemon(const std::string& name, const std::string& bootstrap, const std::string& topic_regex,
          const std::string& fe, const std::string& target_db, const std::string& routing_yaml = "",
+         const std::string& decoding_yaml = "",
          const std::string& dead_letter_topic = "");  // non-empty: bad_records dead_letter
   ~Daemon();
   std::string admin() const { return admin_; }

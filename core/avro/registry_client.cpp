@@ -1,0 +1,167 @@
+#include "core/avro/registry_client.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+#include <stdexcept>
+
+#include "core/decode/wire_values.hpp"
+#include "core/doris/url.hpp"
+
+namespace cdc2doris::avro {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+// A schema is a few KB; a registry answering more is not answering a schema.
+constexpr size_t kMaxAnswerBytes = 16 * 1024 * 1024;
+
+// Runs the io_context until the one pending operation completes or the
+// stream's deadline closes it.
+void run(asio::io_context& ioc) {
+  ioc.restart();
+  ioc.run();
+}
+
+struct Reply {
+  unsigned status = 0;
+  std::string body;
+};
+
+// Throws beast::system_error on any transport failure (timeout included).
+Reply http_get(const std::string& host, const std::string& port, const std::string& target,
+           const std::string& authorization, std::chrono::milliseconds timeout) {
+  asio::io_context ioc;
+  tcp::resolver resolver(ioc);
+  beast::tcp_stream stream(ioc);
+  beast::error_code ec;
+  tcp::resolver::results_type endpoints;
+  resolver.async_resolve(host, port, [&](beast::error_code e, tcp::resolver::results_type r) {
+    ec = e;
+    endpoints = std::move(r);
+  });
+  run(ioc);
+  if (ec) throw beast::system_error(ec);
+  stream.expires_after(timeout);
+  stream.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
+  run(ioc);
+  if (ec) throw beast::system_error(ec);
+
+  http::request<http::empty_body> req(http::verb::get, target, 11);
+  req.set(http::field::host, host);
+  req.set(http::field::accept, "application/vnd.schemaregistry.v1+json, application/json");
+  if (!authorization.empty()) req.set(http::field::authorization, authorization);
+  stream.expires_after(timeout);
+  http::async_write(stream, req, [&](beast::error_code e, size_t) { ec = e; });
+  run(ioc);
+  if (ec) throw beast::system_error(ec);
+
+  beast::flat_buffer buf;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(kMaxAnswerBytes);
+  stream.expires_after(timeout);
+  http::async_read(stream, buf, parser, [&](beast::error_code e, size_t) { ec = e; });
+  run(ioc);
+  if (ec) throw beast::system_error(ec);
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  return Reply{parser.get().result_int(), std::move(parser.get().body())};
+}
+
+std::string shorten(std::string s) {
+  constexpr size_t kMax = 300;
+  if (s.size() > kMax) s = s.substr(0, kMax) + "...";
+  return s;
+}
+
+}  // namespace
+
+RegistryClient::RegistryClient(RegistryOptions options) : options_(std::move(options)) {
+  const auto url = doris::parse_url(options_.url);
+  if (!url || !url->userinfo.empty())
+    throw std::invalid_argument("schema registry URL \"" + doris::redact_url(options_.url) +
+                                "\": expected http://HOST[:PORT][/PATH] (credentials go in user and password)");
+  if (url->tls()) throw std::invalid_argument("schema registry URL: https is not supported yet; use http");
+  host_ = url->host;
+  port_ = std::to_string(url->port != 0 ? url->port : 80);
+  base_target_ = url->target;
+  while (!base_target_.empty() && base_target_.back() == '/') base_target_.pop_back();
+  if (options_.max_cached_ids == 0) options_.max_cached_ids = 1;
+}
+
+std::variant<RegistryClient::Answer, RegistryFailure> RegistryClient::get(const std::string& path,
+                                                                          const std::string& where) const {
+  std::string authorization;
+  if (!options_.user.empty()) {
+    authorization = "Basic ";
+    decode::base64_encode(options_.user + ":" + options_.password, authorization);
+  }
+  Reply reply;
+  try {
+    reply = http_get(host_, port_, base_target_ + path, authorization, options_.timeout);
+  } catch (const std::exception& e) {
+    return RegistryFailure{RegistryFailure::Kind::Unreachable, where + ": " + e.what()};
+  }
+  if (reply.status == 401 || reply.status == 403)
+    return RegistryFailure{RegistryFailure::Kind::Refused,
+                           where + ": the registry refused the credentials of decoding.schema_registry (HTTP " +
+                               std::to_string(reply.status) + " " + shorten(reply.body) + ")"};
+  return Answer{reply.status, std::move(reply.body)};
+}
+
+std::variant<size_t, RegistryFailure> RegistryClient::probe() {
+  const std::string where = "the registry at " + options_.url;
+  auto got = get("/subjects", where);
+  if (auto* f = std::get_if<RegistryFailure>(&got)) return *f;
+  const Answer& answer = std::get<Answer>(got);
+  boost::system::error_code ec;
+  const auto doc = boost::json::parse(answer.body, ec);
+  if (answer.status != 200 || ec || !doc.is_array())
+    return RegistryFailure{RegistryFailure::Kind::Unreachable,
+                           where + ": expected HTTP 200 with a JSON array of subjects from " + options_.url +
+                               "/subjects, got HTTP " + std::to_string(answer.status) + " " + shorten(answer.body)};
+  return doc.get_array().size();
+}
+
+std::variant<RegistryClient::Schema, RegistryFailure> RegistryClient::schema(int32_t id) {
+  if (auto it = cache_.find(id); it != cache_.end()) return it->second;
+  const std::string where = "schema id " + std::to_string(id) + " from the registry at " + options_.url;
+  ++fetches_;
+  auto got = get("/schemas/ids/" + std::to_string(id), where);
+  if (auto* f = std::get_if<RegistryFailure>(&got)) return *f;
+  const Answer& answer = std::get<Answer>(got);
+  const std::string got_text = "HTTP " + std::to_string(answer.status) + " " + shorten(answer.body);
+  if (answer.status == 404)
+    return RegistryFailure{RegistryFailure::Kind::UnknownId,
+                           where + ": the registry has no such schema (" + got_text + ")"};
+  if (answer.status != 200)
+    return RegistryFailure{RegistryFailure::Kind::Unreachable, where + ": expected HTTP 200, got " + got_text};
+  boost::system::error_code ec;
+  const auto doc = boost::json::parse(answer.body, ec);
+  const auto* obj = ec ? nullptr : doc.if_object();
+  const auto* text = obj != nullptr ? obj->if_contains("schema") : nullptr;
+  if (text == nullptr || !text->is_string())
+    return RegistryFailure{RegistryFailure::Kind::Unreachable,
+                           where + ": expected a JSON object with a \"schema\" string, got " + got_text};
+  // Confluent omits schemaType for Avro, its default.
+  if (const auto* type = obj->if_contains("schemaType");
+      type != nullptr && !(type->is_string() && type->get_string() == "AVRO"))
+    return RegistryFailure{RegistryFailure::Kind::NotAvro,
+                           where + ": expected an Avro schema, got schemaType " + boost::json::serialize(*type)};
+  auto schema = std::make_shared<const std::string>(text->get_string());
+  if (cache_.size() >= options_.max_cached_ids) {
+    cache_.erase(order_.front());
+    order_.pop_front();
+  }
+  cache_.emplace(id, schema);
+  order_.push_back(id);
+  return schema;
+}
+
+}  // namespace cdc2doris::avro

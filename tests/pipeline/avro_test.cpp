@@ -1,0 +1,106 @@
+// decoding.format avro through the pipeline into the Doris emulator, with a
+// real schema registry (Apicurio, tests/support/schema_registry.hpp): a
+// registry that does not answer makes the pipeline back off and read the
+// same records again (none skipped, nothing committed past them); once the
+// schemas resolve the rows load; an unknown schema id is a bad record under
+// the policy.
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+
+#include "core/avro/avro_records.hpp"
+#include "tests/avro/avro_encode.hpp"
+#include "tests/pipeline/ddl_world.hpp"
+#include "tests/pipeline/fakes.hpp"
+#include "tests/support/run_command.hpp"
+#include "tests/support/schema_registry.hpp"
+
+using namespace cdc2doris;
+using namespace cdc2doris::test::ddl;
+using namespace std::chrono_literals;
+namespace bin = cdc2doris::test::avro_bin;
+namespace json = boost::json;
+
+namespace {
+
+const std::string kKeySchema =
+    R"({"type":"record","name":"Key","namespace":"pg.d.orders","fields":[{"name":"id","type":"long"}]})";
+// A Debezium envelope as the Avro converters write it, cut to what the decoder needs.
+const std::string kValueSchema = R"({"type":"record","name":"Envelope","namespace":"pg.d.orders","fields":[
+  {"name":"before","type":["null",{"type":"record","name":"Value","fields":[
+    {"name":"id","type":"long"},{"name":"name","type":["null","string"],"default":null}]}],"default":null},
+  {"name":"after","type":["null","Value"],"default":null},
+  {"name":"source","type":{"type":"record","name":"Source","namespace":"io.debezium.connector.postgresql","fields":[
+    {"name":"connector","type":"string"},{"name":"db","type":"string"},{"name":"schema","type":"string"},
+    {"name":"table","type":"string"},{"name":"lsn","type":["null","long"],"default":null}]}},
+  {"name":"op","type":"string"}]})";
+
+int32_t register_schema(const test::SchemaRegistry& registry, const std::string& subject, const std::string& schema,
+                        const test::TempDir& scratch) {
+  const auto r = test::curl_http("POST", registry.ccompat_url() + "/subjects/" + subject + "/versions",
+                                 json::serialize(json::object{{"schema", schema}}), scratch.path());
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  return static_cast<int32_t>(json::parse(r.body).as_object().at("id").to_number<int64_t>());
+}
+
+std::string insert(int64_t id, const std::string& name, int64_t lsn) {
+  using namespace bin;
+  return branch(0) + branch(1, varint(id) + branch(1, string(name))) + string("postgresql") + string("d") +
+         string("public") + string("orders") + branch(1, varint(lsn)) + string("c");
+}
+
+}  // namespace
+
+TEST_CASE("avro through the pipeline: an unanswering registry is retried without skipping, then the rows load",
+          "[pipeline][avro]") {
+  test::SchemaRegistry registry;  // starts while the first run retries
+  test::TempDir scratch("avro-pipeline");
+  World w;
+  w.table("CREATE TABLE orders (id BIGINT NOT NULL, name STRING NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) "
+          "BUCKETS 1");
+  w.topic("orders");
+  registry.wait_ready();
+  const int32_t key_id = register_schema(registry, "pg.d.orders-key", kKeySchema, scratch);
+  const int32_t value_id = register_schema(registry, "pg.d.orders-value", kValueSchema, scratch);
+  for (int64_t id = 1; id <= 3; ++id)
+    w.source.produce("pg.d.orders", 0, bin::framed(static_cast<uint32_t>(key_id), bin::varint(id)),
+                     bin::framed(static_cast<uint32_t>(value_id), insert(id, "n" + std::to_string(id), 1000 + id)));
+
+  // Nothing answers at this URL: every attempt is a retry, never a bad record.
+  {
+    avro::AvroRecords unanswered(
+        avro::RegistryOptions{"http://127.0.0.1:" + std::to_string(test::free_port()), "", "", 200ms});
+    w.avro = &unanswered;
+    const auto res = w.run_until(
+        [&] {
+          const auto s = w.metrics.snapshot();
+          const auto it = s.rewinds_by_reason.find("schema registry");
+          return it != s.rewinds_by_reason.end() && it->second >= 3;
+        },
+        w.config());
+    CHECK_FALSE(res.error);  // it backs off and tries again; it does not stop
+    const auto s = w.metrics.snapshot();
+    CHECK(s.rewinds_by_reason.at("schema registry") >= 3);
+    for (const auto& [reason, n] : s.bad_records) CHECK(n == 0);
+    CHECK(w.emu.rows("d", "orders").empty());
+    for (const auto& [tp, offset] : w.source.group_committed()) CHECK(offset == 0);
+  }
+
+  // The registry answers: the same records load, and an id it never gave is
+  // a bad record (skipped here by policy, counted).
+  w.source.produce("pg.d.orders", 0, bin::framed(static_cast<uint32_t>(key_id), bin::varint(4)),
+                   bin::framed(static_cast<uint32_t>(value_id + 1000), insert(4, "n4", 1004)));
+  w.source.produce("pg.d.orders", 0, bin::framed(static_cast<uint32_t>(key_id), bin::varint(5)),
+                   bin::framed(static_cast<uint32_t>(value_id), insert(5, "n5", 1005)));
+  avro::AvroRecords records(avro::RegistryOptions{registry.ccompat_url(), "", "", 5000ms});
+  w.avro = &records;
+  auto cfg = w.config();
+  cfg.bad_record_policy = pipeline::BadRecordPolicy::Skip;
+  const auto res = w.run(5, cfg);  // the stop commits the epoch
+  REQUIRE_FALSE(res.error);
+  CHECK(w.emu.rows("d", "orders") == std::vector<std::string>{R"({"id":1,"name":"n1"})", R"({"id":2,"name":"n2"})",
+                                                              R"({"id":3,"name":"n3"})", R"({"id":5,"name":"n5"})"});
+  CHECK(w.metrics.snapshot().bad_records.at("unknown_schema_id|skip") == 1);
+  CHECK(records.registry_fetches() == 3);  // key, value, the unknown id: each asked once
+}
