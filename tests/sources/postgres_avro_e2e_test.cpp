@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/avro/avro_encode.hpp"
 #include "tests/sources/source_e2e.hpp"
 #include "tools/doris_emulator/launcher.hpp"
 #include "tests/support/kafka_connect.hpp"
@@ -84,17 +85,7 @@ Framed unframe(const std::optional<std::string>& bytes, const std::string& what)
   return f;
 }
 
-// Avro's int/long encoding: zig-zag, then base-128 varint, low group first.
-std::string avro_long(int64_t v) {
-  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-  std::string out;
-  do {
-    unsigned char b = z & 0x7f;
-    z >>= 7;
-    out += static_cast<char>(z ? (b | 0x80) : b);
-  } while (z);
-  return out;
-}
+using avro_bin::varint;
 
 json::object schema_by_id(const SchemaRegistry& registry, uint32_t id) {
   const auto r = registry.get("/apis/ccompat/v7/schemas/ids/" + std::to_string(id));
@@ -201,13 +192,13 @@ TEST_CASE("PostgreSQL via Debezium, Apicurio Avro converter, a real registry, cd
     value_ids.insert(value.schema_id);
     INFO(where);
     // Key record {id: int}: just the id.
-    CHECK(key.avro == avro_long(id));
+    CHECK(key.avro == varint(id));
     // Envelope: `before` null (union branch 0), `after` present (branch 1),
     // then the after row's first field, the id.
     REQUIRE(value.avro.size() > 2);
     CHECK(value.avro[0] == '\x00');
     CHECK(value.avro[1] == '\x02');
-    CHECK(value.avro.substr(2, avro_long(id).size()) == avro_long(id));
+    CHECK(value.avro.substr(2, varint(id).size()) == varint(id));
   }
   // One key schema and one value schema for all four records.
   REQUIRE(key_ids.size() == 1);
