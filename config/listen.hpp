@@ -3,8 +3,7 @@
 // without brackets: it splits at the last ':'). Names are resolved when the
 // configuration is loaded, so `check` and `run` accept the same addresses.
 #include <string>
-
-#include "core/common/result.hpp"
+#include <variant>
 
 namespace cdc2doris::config {
 
@@ -12,6 +11,6 @@ struct ListenError {
   std::string expected;  // what an address must look like, for the error message
 };
 
-Result<std::string, ListenError> resolve_listen(const std::string& s);
+std::variant<std::string, ListenError> resolve_listen(const std::string& s);
 
 }  // namespace cdc2doris::config

@@ -4,19 +4,19 @@ namespace cdc2doris::doris {
 
 LoadStream::~LoadStream() = default;
 
-DorisResult<void> LoadStream::write_from(std::string& rows) {
+std::optional<DorisError> LoadStream::write_from(std::string& rows) {
   auto err = write(rows);
   rows.clear();
   return err;
 }
-DorisResult<void> LoadStream::end_body() { return {}; }
+std::optional<DorisError> LoadStream::end_body() { return std::nullopt; }
 
 DorisClient::~DorisClient() = default;
 
-DorisResult<void> DorisClient::health() {
+std::optional<DorisError> DorisClient::health() {
   auto r = sql("", "SHOW DATABASES");
-  if (!r) return r.error();
-  return {};
+  if (auto* e = std::get_if<DorisError>(&r)) return *e;
+  return std::nullopt;
 }
 
 DorisError with_error_log(const DorisError& e, std::vector<std::string> lines) {

@@ -36,15 +36,15 @@ std::optional<doris::DorisError> Pipeline::Impl::finish_loads(LoadMap& loads, st
     for (auto& load : tl.loads)
       if (!load.skip) {
         if (auto err = flush_pending(load)) return err;
-        if (auto ended = load.stream->end_body(); !ended) return load_failed(load, std::move(ended.error()));
+        if (auto err = load.stream->end_body()) return load_failed(load, std::move(*err));
       }
   for (auto& [target, tl] : loads) {
     uint32_t part = 0;  // commit order within the table
     for (auto& load : tl.loads) {
       if (load.skip) continue;
       auto res = load.stream->finish();
-      if (!res) return load_failed(load, std::move(res.error()));
-      const auto& r = *res;
+      if (auto* err = std::get_if<doris::DorisError>(&res)) return load_failed(load, std::move(*err));
+      const auto& r = std::get<doris::LoadResult>(res);
       if (r.filtered_rows > 0)
         log_->warn("table {}: {} row(s) filtered by Doris within max_filter_ratio (label {}, txn {}, {})",
                    target.name(), r.filtered_rows, load.spec.label, r.txn_id, r.error_url);
@@ -309,8 +309,7 @@ void Pipeline::Impl::drive_closing(bool block) {
       doris::TxnResult res = it->second.get();
       it = c.inflight.erase(it);
       auto& txn = c.record.txns[idx];
-      if (!res) {
-        auto* err = &res.error();
+      if (auto* err = std::get_if<doris::DorisError>(&res)) {
         auto& ctx = err->context();
         if (ctx.table.empty()) ctx.table = txn.db + "." + txn.table;
         if (ctx.label.empty()) ctx.label = txn.label;
@@ -329,7 +328,7 @@ void Pipeline::Impl::drive_closing(bool block) {
         retry = true;
         continue;
       }
-      if (const auto outcome = *res;
+      if (const auto outcome = std::get<doris::TxnOutcome>(res);
           outcome == doris::TxnOutcome::NotFoundOrAborted || outcome == doris::TxnOutcome::Aborted) {
         switch (classify_lost(txn, c.record, outcome == doris::TxnOutcome::Aborted)) {
           case LostCheck::Committed: break;
@@ -379,8 +378,8 @@ std::optional<bool> Pipeline::Impl::unique_key(const Target& t) {
   if (auto it = table_info_cache_.find(t); it != table_info_cache_.end()) return it->second.unique;
   if (auto s = deps_.router.settings(t).unique_key) return *s;
   auto schema = deps_.doris.schema(t.db, t.table);
-  if (!schema.has_value()) return std::nullopt;
-  return schema->keys_type == "UNIQUE_KEYS";
+  if (std::holds_alternative<doris::DorisError>(schema)) return std::nullopt;
+  return std::get<doris::TableSchema>(schema).keys_type == "UNIQUE_KEYS";
 }
 
 Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& txn, const state::EpochRecord& rec,
@@ -395,19 +394,18 @@ Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& t
   // A table with a (hidden) sequence column refuses a load that does not name it.
   spec.sequence_col = deps_.router.settings({txn.db, txn.table}).sequence_col;
   auto probed = deps_.doris.probe_label(spec);
-  if (!probed) {
-    auto* err = &probed.error();
+  if (auto* err = std::get_if<doris::DorisError>(&probed)) {
     if (err->disposition() == Disposition::Retry) return LostCheck::Retry;
     failure_ = *err;
     step(Who::Closing, Event::CommitFatal);
     return LostCheck::Retry;  // not reached: CommitFatal stops
   }
-  const auto& ls = *probed;
+  const auto& ls = std::get<doris::LabelState>(probed);
   if (ls.state == doris::LabelState::Finished) return LostCheck::Committed;
   if (ls.state != doris::LabelState::Unused && ls.txn_id) {
     // Someone (an earlier replay attempt) holds the label: free it for the replay.
     auto r = deps_.doris.abort(txn.db, *ls.txn_id);
-    if (!r.has_value()) return LostCheck::Retry;
+    if (std::holds_alternative<doris::DorisError>(r)) return LostCheck::Retry;
   }
   if (known_aborted) return LostCheck::Lost;
   // Pre-committed less than Doris' pre-commit timeout ago, the txn cannot

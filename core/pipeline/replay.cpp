@@ -29,9 +29,9 @@ void Pipeline::Impl::begin_replay() {
       // A later part of a lost table, still pre-committed: it must follow the
       // replayed part, so it is replayed too and its label freed now.
       auto res = deps_.doris.abort(txn.db, txn.txn_id);
-      if (!res)
+      if (auto* err = std::get_if<doris::DorisError>(&res))
         log_->warn("epoch {}: aborting txn {} (label {}) before its replay failed: {}", r.record.epoch, txn.txn_id,
-                   txn.label, res.error().what());
+                   txn.label, err->what());
     }
   }
   closing_.reset();

@@ -52,14 +52,13 @@ std::optional<TruncatePolicy> Pipeline::Impl::truncate_policy(const Target& t, T
     if (auto it = table_info_cache_.find(t); it != table_info_cache_.end()) unique = it->second.unique;
   if (!unique) {
     auto schema = deps_.doris.schema(t.db, t.table);
-    if (!schema) {
-      auto& err = schema.error();
+    if (auto* err = std::get_if<doris::DorisError>(&schema)) {
       // No table: nothing to empty (the rows after it create it, if auto_create).
-      if (err.kind() == doris::ErrorKind::UnknownTable) return TruncatePolicy::Ignore;
-      fail(err, "schema lookup");
+      if (err->kind() == doris::ErrorKind::UnknownTable) return TruncatePolicy::Ignore;
+      fail(*err, "schema lookup");
       return std::nullopt;
     }
-    unique = schema->keys_type == "UNIQUE_KEYS";
+    unique = std::get<doris::TableSchema>(schema).keys_type == "UNIQUE_KEYS";
   }
   return *unique ? TruncatePolicy::Apply : TruncatePolicy::Ignore;
 }

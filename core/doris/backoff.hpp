@@ -2,13 +2,12 @@
 // Capped exponential backoff with full jitter (AWS architecture blog,
 // fluent-bit's backoff_full_jitter): delay = uniform(0, min(cap, base * 2^n)).
 // Full jitter spreads the retries of many tables/daemons hitting the same
-// overloaded FE instead of having them retry in lock-step. The Doris client
-// and the pipeline share it through RetryPolicy (retry.hpp).
+// overloaded FE instead of having them retry in lock-step.
 #include <algorithm>
 #include <chrono>
 #include <random>
 
-namespace cdc2doris {
+namespace cdc2doris::doris {
 
 struct Backoff {
   std::chrono::milliseconds base{100};
@@ -34,4 +33,4 @@ struct Backoff {
   }
 };
 
-}  // namespace cdc2doris
+}  // namespace cdc2doris::doris
