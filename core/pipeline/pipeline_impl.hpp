@@ -287,6 +287,10 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // A VARCHAR too short for `v`'s value widened (Proceed) or refused (Skip,
   // the record handled by refuse()) or interrupted (Stop); nullopt: no
   // widening applies.
+  // For a replay: whether the record's rows fit, without reading Doris more
+  // than once, widening or handling a bad record (that happened when the
+  // record was first read); true when the columns cannot be read.
+  bool rows_fit_quietly(const Target& t);
   std::optional<Prepared> widen_for_value(const Target& t, TableDdl& td, const decode::RowViolation& v,
                                           const kafka::Message& msg);
   // A replayed record's renames (replays run no DDL, so prepare_table is not asked).

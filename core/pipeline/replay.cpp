@@ -86,6 +86,7 @@ void Pipeline::Impl::process_replay(const kafka::Message& msg) {
   // truncate applied: a truncate runs only once no epoch is committing).
   if (!truncate_filters_.empty() && truncated_before(*target, msg)) return;
   if (const auto* renames = replay_renames(*target)) rename_row_columns(*renames);
+  if (cfg_.check_rows && !rows_fit_quietly(*target)) return;  // a bad record when first read
   const uint64_t generation = rewind_generation_;
   for (const auto& row : change_.rows) {
     const KeyOnly k = key_only_delete(*target, row);  // as when first read
