@@ -47,6 +47,10 @@ std::vector<TableVerdict> verify_against_reference(Emulator& emu, const std::str
     if (auto err = decoder.decode(rec, change)) throw std::runtime_error("reference decode: " + err->message());
     if (change.kind != decode::Kind::Change) continue;
     for (const auto& row : change.rows) {
+      // A key-only delete (a tombstone whose delete record retention took)
+      // has no row to remove in a DUPLICATE KEY table, which Doris refuses
+      // as a partial update: the daemon skips it (pipeline key_only_delete).
+      if (duplicate_tables.count(change.table) && row.is_delete() && !row.partial_columns.empty()) continue;
       if (body_columns[change.table] != row.partial_columns) {
         flush(change.table);
         body_columns[change.table] = row.partial_columns;
