@@ -7,15 +7,8 @@ constexpr size_t kHeader = 5;  // magic byte + 4-byte id
 
 decode::DecodeError bad(const decode::KafkaRecord& in, decode::DecodeErrorCode code, std::string_view side,
                         std::string expected, std::string detail) {
-  decode::DecodeError e;
-  e.code = code;
-  e.topic = std::string(in.topic);
-  e.partition = in.partition;
-  e.offset = in.offset;
-  e.path = std::string(side);
-  e.expected = std::move(expected);
-  e.detail = std::move(detail);
-  return e;
+  return decode::DecodeError{code,          std::string(in.topic), in.partition,     in.offset,
+                             std::string(side), std::move(expected), std::move(detail)};
 }
 
 }  // namespace

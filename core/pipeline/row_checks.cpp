@@ -57,15 +57,9 @@ bool Pipeline::Impl::rows_fit(const Target& t, const kafka::Message& msg) {
         continue;
       }
     }
-    decode::DecodeError err;
-    err.code = decode::DecodeErrorCode::DoesNotFit;
-    err.topic = std::string(msg.topic);
-    err.partition = msg.partition;
-    err.offset = msg.offset;
-    err.path = "table " + t.name() + " column " + bad->column;
-    err.expected = std::move(bad->expected);
-    err.detail = std::move(bad->detail);
-    bad_record(msg, err);
+    bad_record(msg, decode::DecodeError{decode::DecodeErrorCode::DoesNotFit, std::string(msg.topic), msg.partition,
+                                        msg.offset, "table " + t.name() + " column " + bad->column,
+                                        std::move(bad->expected), std::move(bad->detail)});
     return false;
   }
 }
