@@ -586,9 +586,10 @@ std::vector<Key<Config>> declare() {
                     {"fail", pipeline::BadRecordPolicy::Fail},
                     {"skip", pipeline::BadRecordPolicy::Skip},
                     {"dead_letter", pipeline::BadRecordPolicy::DeadLetter}},
-                "What a record that cannot be decoded, or whose row does not fit its Doris column "
-                "(`check_rows`), does: stop the daemon, skip it (logged, counted), or copy it to "
-                "`dead_letter_topic`."),
+                "What a record that cannot be decoded, whose row does not fit its Doris column "
+                "(`check_rows`), or whose rows Doris refuses to load does: stop the daemon, skip it (logged, "
+                "counted), or copy it to `dead_letter_topic`. Refused rows are found by loading the table's "
+                "rows of the epoch again in halves (docs/decoding.md, \"What Doris still rejects\")."),
       C::boolean("delivery.check_rows", FIELD(delivery.check_rows),
                  "Check each row against its Doris table's columns before loading it: CHAR/VARCHAR byte length, "
                  "DECIMAL digits before the point, integer ranges, DATE/DATETIME years, NOT NULL columns without a "

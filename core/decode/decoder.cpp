@@ -49,6 +49,7 @@ const char* to_string(DecodeErrorCode c) {
     case DecodeErrorCode::Unsupported: return "unsupported";
     case DecodeErrorCode::SchemaInvalid: return "schema_invalid";
     case DecodeErrorCode::DoesNotFit: return "does_not_fit";
+    case DecodeErrorCode::RejectedByDoris: return "rejected_by_doris";
     case DecodeErrorCode::InvalidAvro: return "invalid_avro";
     case DecodeErrorCode::UnknownSchemaId: return "unknown_schema_id";
   }

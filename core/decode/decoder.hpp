@@ -165,6 +165,7 @@ enum class DecodeErrorCode {
   Unsupported,
   SchemaInvalid,
   DoesNotFit,  // a row value its Doris column cannot take (RowCheck, run by the pipeline)
+  RejectedByDoris,  // rows Doris refused to load (found by the pipeline's isolation)
   // decoding.format avro (core/avro): not Confluent-framed Avro its schema describes
   InvalidAvro,
   UnknownSchemaId,  // the schema registry has no schema under the record's id

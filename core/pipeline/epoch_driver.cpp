@@ -27,24 +27,43 @@ state::EpochRecord Pipeline::Impl::make_record(uint64_t epoch, std::vector<state
   return rec;
 }
 
-std::optional<doris::DorisError> Pipeline::Impl::finish_loads(LoadMap& loads, std::vector<state::TableTxn>& txns) {
+std::optional<Error> Pipeline::Impl::finish_loads(LoadMap& loads, std::vector<state::TableTxn>& txns) {
   const size_t had = txns.size();
+  const bool replaying = replay_ && &loads == &replay_->loads;
   // Bodies first, answers after: every BE works on its loads in parallel, and
   // ending 1,000 loads costs one round trip, not 1,000 (issue 18). A failure
   // here or below aborts the epoch by label, bodies ended or not.
   for (auto& [target, tl] : loads)
     for (auto& load : tl.loads)
-      if (!load.skip) {
-        if (auto err = flush_pending(load)) return err;
-        if (auto err = load.stream->end_body()) return load_failed(load, std::move(*err));
+      if (!load.skip && !load.isolated) {
+        if (auto err = flush_pending(load)) return isolate_after(target, *err).value_or(*err);
+        if (auto err = load.stream->end_body()) {
+          auto failed = load_failed(load, std::move(*err));
+          return isolate_after(target, failed).value_or(failed);
+        }
       }
+  // Isolated tables' bodies are sent now, while the others' are with Doris.
+  std::vector<Target> isolated;
+  for (auto& [target, tl] : loads)
+    if (std::any_of(tl.loads.begin(), tl.loads.end(), [](const OpenLoad& l) { return l.isolated != nullptr; })) {
+      if (auto err = finish_isolated(target, tl, replaying)) return err;
+      isolated.push_back(target);
+    }
   for (auto& [target, tl] : loads) {
     uint32_t part = 0;  // commit order within the table
     for (auto& load : tl.loads) {
       if (load.skip) continue;
-      auto res = load.stream->finish();
-      if (auto* err = std::get_if<doris::DorisError>(&res)) return load_failed(load, std::move(*err));
-      const auto& r = std::get<doris::LoadResult>(res);
+      doris::LoadResult r;
+      if (load.isolated) {
+        r = *load.isolated->result;
+      } else {
+        auto res = load.stream->finish();
+        if (auto* err = std::get_if<doris::DorisError>(&res)) {
+          auto failed = load_failed(load, std::move(*err));
+          return isolate_after(target, failed).value_or(failed);
+        }
+        r = std::get<doris::LoadResult>(res);
+      }
       if (r.filtered_rows > 0)
         log_->warn("table {}: {} row(s) filtered by Doris within max_filter_ratio (label {}, txn {}, {})",
                    target.name(), r.filtered_rows, load.spec.label, r.txn_id, r.error_url);
@@ -52,6 +71,8 @@ std::optional<doris::DorisError> Pipeline::Impl::finish_loads(LoadMap& loads, st
       txns.push_back({target.db, target.table, load.spec.label, r.txn_id, false, part++});
     }
   }
+  // The rejected records are out of this range: the table streams again.
+  for (const auto& t : isolated) isolate_.erase(t);
   // Only a load Doris pre-committed now ends a failure streak: a replay
   // whose parts were all committed before loaded nothing.
   if (txns.size() > had) deps_.metrics.load_succeeded();

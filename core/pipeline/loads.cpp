@@ -202,8 +202,12 @@ OpenLoad* Pipeline::Impl::new_load(TableLoads& tl, const Target& target, const d
   if (tl.mode != LoadMode::Flexible && row.partial_columns.empty())
     load.spec.headers.try_emplace("strict_mode", "true");
   load.dominating = dominating(row);
+  load.part = part;
   load.skip = replaying && replay_->committed_labels.count(load.spec.label) > 0;
-  if (!load.skip) load.stream = deps_.doris.open_load(load.spec);
+  if (!load.skip && isolate_.count(target))
+    load.isolated = std::make_unique<IsolatedRows>();  // sent when the epoch ends (isolation.cpp)
+  else if (!load.skip)
+    load.stream = deps_.doris.open_load(load.spec);
   // Sequence mode: loads of full rows and deletes commit before the partial ones.
   auto pos = tl.loads.end();
   if (tl.mode == LoadMode::Sequence && load.dominating)
@@ -300,12 +304,16 @@ std::optional<LoadMode> Pipeline::Impl::detect_mode(const Target& t, const Table
   return LoadMode::Flexible;
 }
 
-void Pipeline::Impl::append_row(OpenLoad& load, const decode::Row& row) {
+void Pipeline::Impl::append_row(OpenLoad& load, const decode::Row& row, const kafka::Message& msg) {
   if (load.skip) return;  // replay: the part these rows belong to is committed
   load.pending.append(row.json);
   load.pending.push_back('\n');
   load.rows += 1;
   load.bytes += row.json.size() + 1;
+  if (load.isolated) {
+    keep_row(*load.isolated, load.pending.size(), msg);
+    return;
+  }
   if (load.pending.size() >= cfg_.write_chunk_bytes) {
     if (auto err = flush_pending(load)) {
       fail(*err, "load");
@@ -319,7 +327,7 @@ void Pipeline::Impl::append_row(OpenLoad& load, const decode::Row& row) {
 }
 
 std::optional<doris::DorisError> Pipeline::Impl::flush_pending(OpenLoad& load) {
-  if (load.pending.empty()) return std::nullopt;
+  if (load.pending.empty() || load.isolated) return std::nullopt;
   // Rows already handed to a stream that then fails are gone with it, so a
   // failed stream is never reopened in place: the epoch is aborted and
   // re-read from Kafka. That includes "Label Already Exists" for a txn an

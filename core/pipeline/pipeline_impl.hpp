@@ -56,6 +56,28 @@ enum class LoadMode {
 };
 const char* to_string(LoadMode m);
 
+// A record kept whole while its table's rows are isolated (isolation.cpp):
+// the bytes outlive the consumer's batch, for the dead-letter topic.
+struct KeptRecord {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  std::optional<std::string> key, value;
+  std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+  int64_t timestamp_ms = -1;
+  kafka::TimestampType timestamp_type = kafka::TimestampType::None;
+};
+
+// The rows of a load of an isolated table: buffered with the record each
+// came from, sent only when the epoch ends (isolation.cpp).
+struct IsolatedRows {
+  std::vector<KeptRecord> records;
+  std::vector<size_t> row_end;       // where each row (its newline included) ends in OpenLoad::pending
+  std::vector<uint32_t> row_record;  // the index in `records` each row came from
+  std::optional<doris::LoadResult> result;  // once pre-committed
+  std::vector<bool> sent;                   // per record: its rows are in `result`'s txn
+};
+
 // One Stream Load of the epoch being filled.
 struct OpenLoad {
   Target target;
@@ -72,6 +94,9 @@ struct OpenLoad {
   // stores for the key (Sequence mode commits their loads first).
   bool dominating = false;
   bool skip = false;  // replay: this part is already committed; its rows are dropped
+  uint32_t part = 0;  // its label's part number (make_label)
+  // Non-null while the table's rows are isolated: no stream, rows buffered.
+  std::unique_ptr<IsolatedRows> isolated;
 };
 
 // A table's loads of one epoch, in commit order.
@@ -228,7 +253,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
                      bool may_end_epoch);
   OpenLoad* new_load(TableLoads& table, const Target& target, const decode::Row& row, uint64_t epoch, bool unique,
                      bool replaying);
-  void append_row(OpenLoad& load, const decode::Row& row);
+  void append_row(OpenLoad& load, const decode::Row& row, const kafka::Message& msg);
   std::optional<doris::DorisError> flush_pending(OpenLoad& load);
   // A load failed: the error gets the load's table and label if it lacks
   // them, and every signal of it is set here: the failure streak /readyz
@@ -242,7 +267,20 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // --- epoch lifecycle, driven by transition()
   void step(Who who, Event event);
   void end_open_epoch(const char* reason);
-  std::optional<doris::DorisError> finish_loads(LoadMap& loads, std::vector<state::TableTxn>& txns);
+  // A failure is a Retry when it isolates a table (below).
+  std::optional<Error> finish_loads(LoadMap& loads, std::vector<state::TableTxn>& txns);
+  // --- rows Doris rejects (isolation.cpp, docs/decoding.md "What Doris still rejects")
+  // A data-quality failure of `target`'s load under a bad-record policy
+  // that is not `fail`: the table is isolated and the Retry error to fail
+  // the attempt with is returned; nullopt when the error stands as it is.
+  std::optional<Error> isolate_after(const Target& target, const doris::DorisError& err);
+  // The row that ends at `end` in the load's buffer came from msg.
+  static void keep_row(IsolatedRows& rows, size_t end, const kafka::Message& msg);
+  // Sends the isolated loads of a table, finding the records whose rows
+  // Doris rejects by halving, and handles those as bad records.
+  std::optional<Error> finish_isolated(const Target& target, TableLoads& tl, bool replaying);
+  // Tables whose rows are buffered per record and sent at the epoch's end.
+  std::set<Target> isolate_;
   void start_commits(ClosingEpoch& closing);
   void drive_closing(bool block);
   // known_aborted: Doris answered the commit with "already aborted" (the

@@ -94,7 +94,7 @@ void Pipeline::Impl::process_replay(const kafka::Message& msg) {
     if (k == KeyOnly::Skip) continue;
     OpenLoad* load = load_for(replay_->loads, *target, row, replay_->record.epoch, /*may_end_epoch=*/false);
     if (load == nullptr || rewind_generation_ != generation) return;  // the attempt failed and restarts
-    append_row(*load, row);
+    append_row(*load, row, msg);
     if (rewind_generation_ != generation) return;
   }
 }

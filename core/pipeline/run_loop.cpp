@@ -341,7 +341,7 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
     if (load == nullptr || rewind_generation_ != generation || replay_) return;
     if (source_ms > load->newest_source_ms) load->newest_source_ms = source_ms;
     if (seq && (!load->newest_seq || *seq > *load->newest_seq)) load->newest_seq = seq;
-    append_row(*load, row);
+    append_row(*load, row, msg);
     if (rewind_generation_ != generation) return;
     if (load->rows >= cfg_.epoch_max_rows || load->bytes >= cfg_.epoch_max_bytes) open_.end_requested = true;
   }

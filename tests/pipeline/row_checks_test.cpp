@@ -2,8 +2,8 @@
 // delivery.check_rows) through the pipeline into the Doris emulator: a value
 // its column cannot take makes its record a bad record (dead letter, skip or
 // stop, with topic/partition@offset, table, column, limit and the value's
-// start) and every other row still loads; without the check Doris rejects
-// the whole load.
+// start) and every other row still loads; without the check Doris refuses
+// the whole load (and tests/pipeline/isolation_test.cpp finds the record).
 #include <catch2/catch.hpp>
 
 #include <thread>
@@ -72,20 +72,30 @@ TEST_CASE("row checks: under bad_records fail the daemon stops at the record, na
   for (const auto& row : w.emu.rows("d", "orders")) CHECK(row.find("\"id\":2") == std::string::npos);
 }
 
-TEST_CASE("row checks: off, Doris rejects the whole load and names only its error log", "[pipeline][row_checks]") {
+TEST_CASE("row checks: off, Doris refuses the load; under skip its refused record is found and skipped",
+          "[pipeline][row_checks]") {
   World w;
   orders_table(w);
   w.produce("orders", kOrder, 1, R"({"id":1,"name":"abc","price":"1.50"})");
   w.produce("orders", kOrder, 2, R"({"id":2,"name":"far too long","price":"2.00"})");
   auto cfg = w.config();
   cfg.check_rows = false;
-  cfg.bad_record_policy = pipeline::BadRecordPolicy::Skip;  // applies to records, not to Doris' rejections
-  auto res = w.run_until([] { return false; }, cfg);
-  REQUIRE(res.error);
-  INFO(res.error->message());
-  CHECK(res.error->message().find("data quality") != std::string::npos);
-  CHECK(res.error->message().find("too long than schema") != std::string::npos);
-  CHECK(w.emu.rows("d", "orders").empty());
+  SECTION("fail: the daemon stops, quoting Doris' error log") {
+    auto res = w.run_until([] { return false; }, cfg);
+    REQUIRE(res.error);
+    INFO(res.error->message());
+    CHECK(res.error->message().find("data quality") != std::string::npos);
+    CHECK(res.error->message().find("too long than schema") != std::string::npos);
+    CHECK(w.emu.rows("d", "orders").empty());
+  }
+  SECTION("skip: the table's rows are isolated, the refused record skipped with Doris' reason") {
+    cfg.bad_record_policy = pipeline::BadRecordPolicy::Skip;
+    cfg.epoch_interval = 300ms;
+    auto res = w.run_until([&] { return !w.emu.rows("d", "orders").empty(); }, cfg);
+    REQUIRE_FALSE(res.error);
+    CHECK(w.emu.rows("d", "orders") == std::vector<std::string>{R"({"id":1,"name":"abc","price":"1.50"})"});
+    CHECK(w.metrics.snapshot().bad_records.at("rejected_by_doris|skip") == 1);
+  }
 }
 
 TEST_CASE("row checks: a column widened by hand is seen at the next violation, at most every 10 s",
