@@ -21,6 +21,10 @@ constexpr auto kGroupTimeout = std::chrono::seconds(10);
 // How long the commit point and the group reads retry a coordinator that does
 // not answer (a broker restart) before the daemon stops for a restart.
 constexpr auto kGroupRetryFor = std::chrono::seconds(60);
+// Re-probes of a label another member's probe holds for a moment (resolve_pending).
+// A probe holds a label for two round trips; these waits add up to 1.5 s.
+constexpr int kProbeSettleAttempts = 5;
+constexpr auto kProbeSettleStep = std::chrono::milliseconds(100);
 
 std::vector<state::EpochTable> epoch_tables(const state::EpochRecord& rec) {
   // Per table its txns in commit order (TableTxn::part), each a label.
@@ -271,13 +275,32 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
       sleep_backoff(attempt);
     }
   };
+  // Another member resolving the same epoch probes the same labels, and a
+  // probe of a free label holds it for a moment under a txn of its own
+  // (Core::probe begins and aborts one): a label seen running is asked
+  // again after a short wait before it counts as a running load.
+  // `own`: the txn committed under the label; another pre-committed txn
+  // there is such a probe, too.
+  auto settled = [&](const Target& t, const std::string& label, std::optional<doris::LabelState> ls,
+                     std::optional<int64_t> own = std::nullopt) {
+    auto passing = [&] {
+      return ls && (ls->state == doris::LabelState::Running ||
+                    (own && ls->state == doris::LabelState::Precommitted && ls->txn_id != own));
+    };
+    for (int attempt = 0; passing() && attempt < kProbeSettleAttempts; ++attempt) {
+      std::this_thread::sleep_for(kProbeSettleStep * (attempt + 1));
+      ls = probe(t, label);
+    }
+    return ls;
+  };
   if (m.tables_listed) {
     // In commit order: the commits below go one after the other in it.
     for (const auto& t : m.tables)
       for (uint32_t i = 0; i < t.parts; ++i) {
         const uint32_t part = t.order.empty() ? i : t.order[i];
         const std::string label = doris::make_label(m.label_prefix, t.db, t.table, m.epoch, part);
-        if (auto ls = probe({t.db, t.table}, label)) probes.push_back({{t.db, t.table}, label, *ls});
+        if (auto ls = settled({t.db, t.table}, label, probe({t.db, t.table}, label)))
+          probes.push_back({{t.db, t.table}, label, *ls});
       }
   } else {
     // The list did not fit into the metadata: walk the labels of every table
@@ -390,10 +413,12 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
       if (const auto o = std::get<doris::TxnOutcome>(r);
           o == doris::TxnOutcome::NotFoundOrAborted || o == doris::TxnOutcome::Aborted) {
         // Committed by someone else meanwhile (its owner, another resolver)
-        // and forgotten since, as above, or really gone.
-        auto again = probe(p.target, p.label);
-        const bool forgotten = again && again->state == doris::LabelState::Unused &&
-                               o == doris::TxnOutcome::NotFoundOrAborted && window == ForgetWindow::Young;
+        // and forgotten since, as above, or really gone. The txn seen may
+        // also have been another resolver's probe (settled above), which
+        // that resolver aborted: the label was free for it, so within the
+        // pre-commit timeout the epoch's own txn was committed and forgotten.
+        auto again = settled(p.target, p.label, probe(p.target, p.label), p.state.txn_id);
+        const bool forgotten = again && again->state == doris::LabelState::Unused && window == ForgetWindow::Young;
         if (!forgotten && (!again || again->state != doris::LabelState::Finished))
           throw FatalStop{Error(Disposition::Retry, name + ": txn " + std::to_string(*p.state.txn_id) + " (label " +
                                                         p.label + ") vanished while it was being committed")};

@@ -141,6 +141,11 @@ void FakeDoris::forget_next_commit(const std::string& table) {
   forget_.insert(table);
 }
 
+void FakeDoris::busy_next_probes(const std::string& table, int n) {
+  std::lock_guard lk(mu_);
+  for (int i = 0; i < n; ++i) busy_probes_.insert(table);
+}
+
 void FakeDoris::delay_commits(const std::string& table, std::chrono::milliseconds delay) {
   std::lock_guard lk(mu_);
   commit_delays_[table] = delay;
@@ -155,6 +160,7 @@ void FakeDoris::heal() {
   all_commits_fail_.reset();
   lose_.clear();
   forget_.clear();
+  busy_probes_.clear();
 }
 
 FakeDoris::Stats FakeDoris::stats() const {
@@ -397,6 +403,10 @@ std::variant<doris::LabelState, doris::DorisError> FakeDoris::probe_label(const 
   ++stats_.probes;
   if (!tables_.count(spec.db + "." + spec.table))
     return err(doris::ErrorKind::UnknownTable, Disposition::Fatal, "unknown table", spec.db, spec.table, spec.label);
+  if (auto busy = busy_probes_.find(spec.table); busy != busy_probes_.end()) {
+    busy_probes_.erase(busy);
+    return doris::LabelState{doris::LabelState::Running, next_txn_++};
+  }
   Txn* t = find_label_locked(spec.db, spec.label);
   // An aborted label may be reused: the probe's own txn begins and is aborted.
   if (t == nullptr || t->state == TxnState::Aborted) return doris::LabelState{doris::LabelState::Unused, std::nullopt};

@@ -272,6 +272,10 @@ class FakeDoris final : public doris::DorisClient {
   // answer is lost and Doris forgets the txn and its label before the retry
   // (FE label_num_threshold): the commit answers "not found", the label probe "unused".
   void forget_next_commit(const std::string& table);
+  // The next `n` label probes of `table` find the label held by another
+  // member's probe of it (a txn of its own, begun and aborted at once):
+  // Label Already Exists, RUNNING.
+  void busy_next_probes(const std::string& table, int n);
   // Commits of `table`'s txns answer after `delay` (on another thread), so a
   // non-blocking collection round sees them still running.
   void delay_commits(const std::string& table, std::chrono::milliseconds delay);
@@ -330,6 +334,7 @@ class FakeDoris final : public doris::DorisClient {
   std::optional<doris::DorisError> all_commits_fail_;
   std::multiset<std::string> lose_;
   std::multiset<std::string> forget_;
+  std::multiset<std::string> busy_probes_;
   std::map<std::string, std::chrono::milliseconds> commit_delays_;
   Stats stats_;
 };

@@ -162,6 +162,28 @@ TEST_CASE("group: a txn committed while its next owner commits it, then forgotte
   check_txns_clean(env);
 }
 
+// The group campaign under load: two members resolve the same pending
+// epoch, and one's probe of a label Doris had forgotten holds it for a moment
+// under a txn of its own. The other saw it RUNNING and stopped ("held by a
+// running load"), or committed that probe txn, found it aborted by its
+// prober and stopped ("vanished while it was being committed").
+TEST_CASE("group: a label another member's probe holds for a moment is asked again, not taken for a running load",
+          "[pipeline][unit][group]") {
+  Env env;
+  state::MemoryCheckpointStore store_b;
+  env.produce(60);
+  const auto rec = leave_pending(env, store_b, "b");
+  REQUIRE(std::any_of(rec.txns.begin(), rec.txns.end(), [](const auto& t) { return t.table == "orders_3"; }));
+  env.doris.busy_next_probes("orders_3", 2);
+  env.produce(50);
+  Runner a(env, instance(env, "a"));
+  REQUIRE(a.wait_for([&] { return env.caught_up(); }));
+  CHECK_FALSE(a.stop().error);
+  CHECK(a.metrics.pending_epochs_resolved >= 1);
+  check_doris_matches(env, env.end_offsets());
+  check_txns_clean(env);
+}
+
 // Past Doris' pre-commit timeout a label Doris does not know may have expired
 // or been committed and forgotten: re-reading the range is safe for UNIQUE
 // KEY tables only, so with a DUPLICATE KEY table in the epoch the operator

@@ -72,7 +72,7 @@ TEST_CASE("row checks: under bad_records fail the daemon stops at the record, na
   for (const auto& row : w.emu.rows("d", "orders")) CHECK(row.find("\"id\":2") == std::string::npos);
 }
 
-TEST_CASE("row checks: off, Doris refuses the load; under skip its refused record is found and skipped",
+TEST_CASE("row checks: off - Doris refuses the load and under skip its refused record is found and skipped",
           "[pipeline][row_checks]") {
   World w;
   orders_table(w);
