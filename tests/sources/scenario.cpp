@@ -114,11 +114,13 @@ std::string routing_tables(const Mode& m) {
       {"w_orders", "      sequence_col: src_pos\n      sequence_from_source_position: true\n"},
       {"w_long", "      schema_evolution: \"off\"\n"},
       {"w_soft", "      delete_mode: soft\n      deleted_at_column: deleted_at\n"},
-      {"w_keep", "      delete_mode: ignore\n"},
       {"w_xf", std::string("      rename: {qty: quantity}\n      exclude: [secret]\n      column_case: upper\n"
                            "      filter: \"") + kXfFilter + "\"\n" + (m.schemas ? "      auto_create: true\n" : "")}};
   if (m.schemas) tables["w_evo"] = "      auto_create: true\n      schema_evolution: full\n";
   std::string y = std::string("  exclude: ['.*\\.w_gone'") + (m.schemas ? "" : ", '.*\\.w_evo'") + "]\n";
+  // w_keep's delete mode comes from a routing rule (docs/decoding.md,
+  // "Settings per routing rule"), the others' from routing.tables.
+  y += "  rules:\n    - {match: '.*\\.w_keep', target: \"" + m.doris_db + ".w_keep\", delete_mode: ignore}\n";
   y += "  tables:\n";
   for (const auto& [table, settings] : tables) y += "    " + m.doris_db + "." + table + ":\n" + settings;
   return y;

@@ -58,8 +58,8 @@ struct WorkTable {
 std::vector<WorkTable> work_tables(const std::map<std::string, std::string>& render);
 
 // Settings under `routing:`: w_orders takes its sequence column from the
-// source position; w_soft, w_keep and w_xf their delete modes and
-// transforms (with schemas w_xf is auto-created, its transformed column names
+// source position; w_soft, w_keep (by a routing rule) and w_xf their delete
+// modes and transforms (with schemas w_xf is auto-created, its transformed column names
 // shown by DESC; schemaless records need the table); w_gone is not loaded;
 // with schemas, w_evo is created from the snapshot and evolved under `full` (docs/schema-evolution.md); schemaless records cannot
 // say renames, drops or widenings, so that daemon leaves w_evo out (epoch
