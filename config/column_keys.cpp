@@ -42,13 +42,13 @@ YAML::Node show_computed(const std::vector<decode::ComputedColumn>& cols) {
   return out;
 }
 
-// routing.tables.*.filter: parsed here, once; a syntax error names its
+// routing.tables.*.filter / routing.rules.*.filter: parsed here, once; a syntax error names its
 // place in the file (Reader::locate), else the scalar's and the place inside
 // the expression.
-void read_filter(const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t) {
+std::shared_ptr<const decode::RowFilter> read_filter(const Reader& r, const YAML::Node& n, const std::string& where) {
   const std::string text = r.str(n, where);
   try {
-    t.filter = decode::RowFilter::parse(text);
+    return decode::RowFilter::parse(text);
   } catch (const decode::FilterSyntaxError& e) {
     const std::string what = std::string("invalid filter: ") + e.what();
     const std::string grammar = "; grammar in docs/decoding.md (\"Column transforms\")";

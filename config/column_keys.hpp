@@ -4,6 +4,7 @@
 // columns and the row filter (docs/decoding.md, "Column transforms").
 #include <yaml-cpp/yaml.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,8 +13,6 @@
 #include "core/decode/transforms.hpp"
 
 namespace cdc2doris::config {
-
-struct TableOverride;
 
 // A column the configuration names must be one the table can have; the
 // deleted-at column may be empty (none).
@@ -26,7 +25,7 @@ const std::vector<std::pair<std::string, decode::NameCase>>& name_cases();
 std::vector<decode::ComputedColumn> read_computed(const Reader& r, const YAML::Node& n, const std::string& where);
 YAML::Node show_computed(const std::vector<decode::ComputedColumn>& cols);
 
-// routing.tables.*.filter, parsed once here.
-void read_filter(const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t);
+// routing.tables.*.filter / routing.rules.*.filter, parsed once here.
+std::shared_ptr<const decode::RowFilter> read_filter(const Reader& r, const YAML::Node& n, const std::string& where);
 
 }  // namespace cdc2doris::config

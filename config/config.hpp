@@ -32,10 +32,36 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a source delete does and how columns are shaped, for a target table
+// (routing.tables.*) or for every table a routing rule routes to
+// (routing.rules.*); the keys are declared once for both (keys.cpp). Unset
+// (or empty) follows the next level: routing.tables.<target> over the rule
+// over routing.* (docs/decoding.md).
+struct RowSettings {
+  // Delete modes (docs/decoding.md); unset: routing.delete_mode etc. (Config::decoding.deletes).
+  std::optional<decode::DeleteMode> delete_mode;
+  std::optional<std::string> soft_delete_column;
+  std::optional<std::string> deleted_at_column;
+  // Column transforms (docs/decoding.md, "Column transforms"); source column names.
+  std::map<std::string, std::string> rename;  // source -> Doris
+  std::vector<std::string> exclude;
+  std::optional<decode::NameCase> column_case;  // unset: routing.column_case
+  std::shared_ptr<const decode::RowFilter> filter;
+  std::vector<decode::ComputedColumn> computed_columns;  // added to routing.computed_columns
+
+  bool any() const {
+    return delete_mode || soft_delete_column || deleted_at_column || !rename.empty() || !exclude.empty() ||
+           column_case || filter || !computed_columns.empty();
+  }
+  // These settings over `under`, key by key.
+  RowSettings over(const RowSettings& under) const;
+};
+
 struct RoutingRule {
   std::string match;  // regex over the source "db.table"
   std::regex re;
   std::string target;  // template: {db} {schema} {table} {topic} and $1..$9 of `match`
+  RowSettings row;     // for every table it routes to
 };
 
 struct TableOverride {
@@ -50,16 +76,7 @@ struct TableOverride {
   std::optional<bool> auto_create;
   std::optional<schema::Policy> schema_evolution;
   std::optional<pipeline::TruncatePolicy> truncate;
-  // Delete modes (docs/decoding.md); unset: routing.delete_mode etc. (Config::decoding.deletes).
-  std::optional<decode::DeleteMode> delete_mode;
-  std::optional<std::string> soft_delete_column;
-  std::optional<std::string> deleted_at_column;
-  // Column transforms (docs/decoding.md, "Column transforms"); source column names.
-  std::map<std::string, std::string> rename;  // source -> Doris
-  std::vector<std::string> exclude;
-  std::optional<decode::NameCase> column_case;  // unset: routing.column_case
-  std::shared_ptr<const decode::RowFilter> filter;
-  std::vector<decode::ComputedColumn> computed_columns;  // added to routing.computed_columns
+  RowSettings row;  // over the routing rule's
   std::map<std::string, std::string> properties;
   int buckets = 0;
   bool flexible_partial_updates = false;

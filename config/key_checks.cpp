@@ -90,9 +90,17 @@ void check_deletes(const Reader& r, const YAML::Node& root, const Config& c) {
   if (d.soft_column == d.deleted_at_column)
     r.fail(find_node(root, {"routing", "deleted_at_column"}).Mark(), "routing.deleted_at_column",
            "must differ from routing.soft_delete_column");
+  auto same = [&](const RowSettings& row) {
+    return row.soft_delete_column.value_or(d.soft_column) == row.deleted_at_column.value_or(d.deleted_at_column);
+  };
   for (const auto& [name, t] : c.tables)
-    if (t.soft_delete_column.value_or(d.soft_column) == t.deleted_at_column.value_or(d.deleted_at_column))
+    if (same(t.row))
       r.fail(find_node(root, {"routing", "tables", name}).Mark(), "routing.tables." + name + ".deleted_at_column",
+             "must differ from the soft_delete_column");
+  const YAML::Node rules = find_node(root, {"routing", "rules"});
+  for (size_t i = 0; i < c.rules.size(); ++i)
+    if (same(c.rules[i].row))
+      r.fail(rules[i].Mark(), "routing.rules[" + std::to_string(i) + "].deleted_at_column",
              "must differ from the soft_delete_column");
 }
 
@@ -111,14 +119,18 @@ void check_admin(const Reader& r, const YAML::Node& root, Config& c) {
 void check_table(const Reader& r, const YAML::Node& node, const std::string& where, const TableOverride& t) {
   if (t.sequence_from_source_position && t.sequence_col.empty())
     r.fail(node.Mark(), where + ".sequence_from_source_position", "needs sequence_col (the column to fill)");
-  // Transforms that contradict each other: better refused here than found in a row.
-  for (const auto& col : t.exclude) {
+  for (const auto& col : t.row.exclude)
     if (std::find(t.key_columns.begin(), t.key_columns.end(), col) != t.key_columns.end())
       r.fail(find_node(node, {"exclude"}).Mark(), where + ".exclude",
              "'" + col + "' is a key column (key_columns): deletes and updates need it");
+  check_row_settings(r, node, where, t.row);
+}
+
+void check_row_settings(const Reader& r, const YAML::Node& node, const std::string& where, const RowSettings& t) {
+  // Transforms that contradict each other: better refused here than found in a row.
+  for (const auto& col : t.exclude)
     if (t.rename.count(col))
       r.fail(find_node(node, {"exclude"}).Mark(), where + ".exclude", "'" + col + "' is also renamed (rename)");
-  }
   std::map<std::string, std::string> targets;
   for (const auto& [from, to] : t.rename) {
     std::string lower = to;

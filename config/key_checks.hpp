@@ -11,9 +11,12 @@ namespace cdc2doris::config {
 class Reader;
 struct Config;
 struct TableOverride;
+struct RowSettings;
 
 // One routing.tables entry, at `where`.
 void check_table(const Reader& r, const YAML::Node& node, const std::string& where, const TableOverride& t);
+// The delete mode and transforms of a routing.tables entry or a routing rule, at `where`.
+void check_row_settings(const Reader& r, const YAML::Node& node, const std::string& where, const RowSettings& t);
 // The whole configuration, after every key was read and the secret files resolved.
 void check_config(const Reader& r, const YAML::Node& root, Config& c);
 

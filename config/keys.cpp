@@ -70,18 +70,77 @@ const std::vector<std::pair<std::string, pipeline::TruncatePolicy>> kTruncate = 
 const std::vector<std::pair<std::string, decode::DeleteMode>> kDeleteModes = {
     {"hard", decode::DeleteMode::Hard}, {"soft", decode::DeleteMode::Soft}, {"ignore", decode::DeleteMode::Ignore}};
 
-// routing.tables.*.soft_delete_column / deleted_at_column: unset follows routing.*.
-Key<TableOverride> table_column(std::string path, std::optional<std::string> TableOverride::*member, bool may_be_empty,
-                                std::string_view doc) {
-  return Table::custom(
+// soft_delete_column / deleted_at_column of a table or rule: unset follows the next level.
+template <class T>
+Key<T> row_column(std::string path, std::optional<std::string> RowSettings::*member, bool may_be_empty,
+                  std::string_view doc) {
+  return K<T>::custom(
       std::move(path), "string", doc,
-      [member, may_be_empty](const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t) {
-        t.*member = r.str(n, where);
-        column_name(may_be_empty)(r, n, where, *(t.*member));
+      [member, may_be_empty](const Reader& r, const YAML::Node& n, const std::string& where, T& t) {
+        t.row.*member = r.str(n, where);
+        column_name(may_be_empty)(r, n, where, *(t.row.*member));
       },
-      [member](const TableOverride& t) {
-        return t.*member ? YAML::Node(*(t.*member)) : YAML::Node(YAML::NodeType::Null);
+      [member](const T& t) {
+        return t.row.*member ? YAML::Node(*(t.row.*member)) : YAML::Node(YAML::NodeType::Null);
       });
+}
+
+// Delete mode and column transforms (RowSettings), declared once for a
+// target table (`at` "routing.tables.*") and a routing rule ("routing.rules.*").
+template <class T>
+std::vector<Key<T>> row_keys(const std::string& at) {
+  return {
+      shown_as("(routing.delete_mode)",
+               K<T>::choice(at + ".delete_mode", FIELD(row.delete_mode), kDeleteModes,
+                            "What a source delete does to the table: `hard`, `soft` (with `soft_delete_column`, "
+                            "`deleted_at_column`) or `ignore`; docs/decoding.md (\"Delete modes\").")),
+      shown_as("(routing.soft_delete_column)",
+               row_column<T>(at + ".soft_delete_column", &RowSettings::soft_delete_column, false,
+                             "The table's soft-delete flag column.")),
+      shown_as("(routing.deleted_at_column)",
+               row_column<T>(at + ".deleted_at_column", &RowSettings::deleted_at_column, true,
+                             "The table's deleted-at column; `\"\"`: none.")),
+      K<T>::custom(
+          at + ".rename", "map<string,string>",
+          "Source column -> Doris column, e.g. `{cust_id: customer_id}`: the row, an auto-created table and schema "
+          "evolution use the Doris name. Over `column_case`.",
+          [](const Reader& r, const YAML::Node& n, const std::string& where, T& t) {
+            t.row.rename = r.string_map(n, where);
+            for (const auto& [from, to] : t.row.rename) check_column(r, n[from], where + "." + from, to);
+          },
+          [](const T& t) {
+            YAML::Node out(YAML::NodeType::Map);
+            for (const auto& [from, to] : t.row.rename) out[from] = to;
+            return out;
+          }),
+      K<T>::strings(at + ".exclude", FIELD(row.exclude),
+                    "Source columns never loaded: left out of every row and of an auto-created table; a source ADD "
+                    "of one is no DDL. Not a key column."),
+      shown_as("(routing.column_case)",
+               K<T>::choice(at + ".column_case", FIELD(row.column_case), name_cases(),
+                            "How the table's source column names become Doris names.")),
+      shown_as("\"\" (every row)",
+               K<T>::custom(
+                   at + ".filter", "string",
+                   "Rows to load, an expression over source columns and @metadata, e.g. `status != 'draft' AND "
+                   "region IN ('eu', 'us')`; parsed at start. Rows that do not match are dropped "
+                   "(`cdc2doris_records_skipped_total{reason=\"filtered\"}`); an update that no longer matches "
+                   "deletes its key; deletes always pass. Grammar and rules in docs/decoding.md (\"Column "
+                   "transforms\").",
+                   [](const Reader& r, const YAML::Node& n, const std::string& where, T& t) {
+                     t.row.filter = read_filter(r, n, where);
+                   },
+                   [](const T& t) {
+                     return t.row.filter ? YAML::Node(t.row.filter->text()) : YAML::Node(YAML::NodeType::Null);
+                   })),
+      K<T>::custom(at + ".computed_columns", "map<string,enum>",
+                   "Doris columns filled from the record's metadata, added to `routing.computed_columns`, e.g. "
+                   "`{src_table: source.table, kafka_offset: offset}`.",
+                   [](const Reader& r, const YAML::Node& n, const std::string& where, T& t) {
+                     t.row.computed_columns = read_computed(r, n, where);
+                   },
+                   [](const T& t) { return show_computed(t.row.computed_columns); }),
+  };
 }
 
 std::vector<std::pair<std::string, std::string>> same(std::initializer_list<const char*> names) {
@@ -92,7 +151,7 @@ std::vector<std::pair<std::string, std::string>> same(std::initializer_list<cons
 
 // ---------------------------------------------------------------- routing.rules.*
 std::vector<Key<RoutingRule>> declare_rules() {
-  return {
+  std::vector<Key<RoutingRule>> keys{
       shown_as("(required)",
                Rule::custom("routing.rules.*.match", "string", "Regex over the source `db.table`.",
                             [](const Reader& r, const YAML::Node& n, const std::string& where, RoutingRule& rule) {
@@ -108,11 +167,14 @@ std::vector<Key<RoutingRule>> declare_rules() {
                                           "Target `db.table` template; `$1`..`$9` are the regex groups, `{db}` etc. as above.",
                                           check_template)),
   };
+  // Settings of every table the rule routes to, under routing.tables.<target>'s.
+  for (auto& k : row_keys<RoutingRule>("routing.rules.*")) keys.push_back(std::move(k));
+  return keys;
 }
 
 // ---------------------------------------------------------------- routing.tables.*
 std::vector<Key<TableOverride>> declare_tables() {
-  return {
+  std::vector<Key<TableOverride>> keys{
       shown_as("(from Doris)", Table::choice("routing.tables.*.key_model", FIELD(unique_key),
                                              std::vector<std::pair<std::string, bool>>{{"unique", true}, {"duplicate", false}},
                                              "Override the key model (otherwise read from Doris' `_schema`).")),
@@ -138,52 +200,9 @@ std::vector<Key<TableOverride>> declare_tables() {
                                                            kPolicies, "Schema-evolution policy of this table.")),
       shown_as("(routing.truncate)", Table::choice("routing.tables.*.truncate", FIELD(truncate), kTruncate,
                                                    "What a source TRUNCATE does to this table.")),
-      shown_as("(routing.delete_mode)",
-               Table::choice("routing.tables.*.delete_mode", FIELD(delete_mode), kDeleteModes,
-                             "What a source delete does to this table, e.g. `routing: {tables: {ods.orders: "
-                             "{delete_mode: soft, deleted_at_column: deleted_at}}}`.")),
-      shown_as("(routing.soft_delete_column)",
-               table_column("routing.tables.*.soft_delete_column", &TableOverride::soft_delete_column, false,
-                            "The soft-delete flag column of this table.")),
-      shown_as("(routing.deleted_at_column)",
-               table_column("routing.tables.*.deleted_at_column", &TableOverride::deleted_at_column, true,
-                            "The deleted-at column of this table; `\"\"`: none.")),
-      Table::custom(
-          "routing.tables.*.rename", "map<string,string>",
-          "Source column -> Doris column, e.g. `{cust_id: customer_id}`: the row, an auto-created table and schema "
-          "evolution use the Doris name. Over `column_case`.",
-          [](const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t) {
-            t.rename = r.string_map(n, where);
-            for (const auto& [from, to] : t.rename) check_column(r, n[from], where + "." + from, to);
-          },
-          [](const TableOverride& t) {
-            YAML::Node out(YAML::NodeType::Map);
-            for (const auto& [from, to] : t.rename) out[from] = to;
-            return out;
-          }),
-      Table::strings("routing.tables.*.exclude", FIELD(exclude),
-                     "Source columns never loaded: left out of every row and of an auto-created table; a source ADD "
-                     "of one is no DDL. Not a key column."),
-      shown_as("(routing.column_case)",
-               Table::choice("routing.tables.*.column_case", FIELD(column_case), name_cases(),
-                             "How this table's source column names become Doris names.")),
-      shown_as("\"\" (every row)",
-               Table::custom(
-                   "routing.tables.*.filter", "string",
-                   "Rows to load, an expression over source columns and @metadata, e.g. `status != 'draft' AND "
-                   "region IN ('eu', 'us')`; parsed at start. Rows that do not match are dropped "
-                   "(`cdc2doris_records_skipped_total{reason=\"filtered\"}`); an update that no longer matches "
-                   "deletes its key; deletes always pass. Grammar and rules in docs/decoding.md (\"Column "
-                   "transforms\").",
-                   read_filter,
-                   [](const TableOverride& t) { return t.filter ? YAML::Node(t.filter->text()) : YAML::Node(YAML::NodeType::Null); })),
-      Table::custom("routing.tables.*.computed_columns", "map<string,enum>",
-                    "Doris columns filled from the record's metadata, added to `routing.computed_columns`, e.g. "
-                    "`{src_table: source.table, kafka_offset: offset}`.",
-                    [](const Reader& r, const YAML::Node& n, const std::string& where, TableOverride& t) {
-                      t.computed_columns = read_computed(r, n, where);
-                    },
-                    [](const TableOverride& t) { return show_computed(t.computed_columns); }),
+  };
+  for (auto& k : row_keys<TableOverride>("routing.tables.*")) keys.push_back(std::move(k));
+  std::vector<Key<TableOverride>> rest{
       Table::string_map("routing.tables.*.properties", FIELD(properties),
                         "PROPERTIES when this table is auto-created, over `routing.create_properties`."),
       shown_as("0 (AUTO)", Table::integer("routing.tables.*.buckets", FIELD(buckets), between(0, 100000),
@@ -255,6 +274,8 @@ std::vector<Key<TableOverride>> declare_tables() {
                      return out;
                    })),
   };
+  for (auto& k : rest) keys.push_back(std::move(k));
+  return keys;
 }
 
 // ---------------------------------------------------------------- the configuration
@@ -407,14 +428,17 @@ std::vector<Key<Config>> declare() {
                 check_template),
       nested(C::custom(
           "routing.rules", "list<map>",
-          "Ordered many-to-one rules; the first whose `match` regex matches the source `db.table` wins.",
+          "Ordered many-to-one rules; the first whose `match` regex matches the source `db.table` wins. A rule may "
+          "carry the delete mode and column transforms of the tables it routes to (`routing.rules.*.` below): "
+          "`routing.tables.<target>` over the rule over `routing.*`, key by key.",
           [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
-            if (!n.IsSequence()) r.expected(n, where, "a list of {match, target}");
+            if (!n.IsSequence()) r.expected(n, where, "a list of {match, target, ...}");
             for (size_t i = 0; i < n.size(); ++i) {
               const std::string p = where + "[" + std::to_string(i) + "]";
               if (!n[i]["match"] || !n[i]["target"]) r.fail(n[i].Mark(), p, "needs both 'match' and 'target'");
               RoutingRule rule;
               read_keys(r, rule_keys(), n[i], p, rule);
+              check_row_settings(r, n[i], p, rule.row);
               c.rules.push_back(std::move(rule));
             }
           },

@@ -1,9 +1,24 @@
+#include <map>
+#include <mutex>
 #include <regex>
 #include <unordered_map>
 
 #include "config/config.hpp"
 
 namespace cdc2doris::config {
+
+RowSettings RowSettings::over(const RowSettings& under) const {
+  RowSettings out = under;
+  if (delete_mode) out.delete_mode = delete_mode;
+  if (soft_delete_column) out.soft_delete_column = soft_delete_column;
+  if (deleted_at_column) out.deleted_at_column = deleted_at_column;
+  if (!rename.empty()) out.rename = rename;
+  if (!exclude.empty()) out.exclude = exclude;
+  if (column_case) out.column_case = column_case;
+  if (filter) out.filter = filter;
+  if (!computed_columns.empty()) out.computed_columns = computed_columns;
+  return out;
+}
 
 namespace {
 
@@ -33,6 +48,12 @@ class RuleRouter : public pipeline::Router {
   explicit RuleRouter(const Config& cfg) : cfg_(cfg) {
     for (const auto& re : cfg.include) include_.emplace_back(re);
     for (const auto& re : cfg.exclude) exclude_.emplace_back(re);
+    // A rule's fixed target (no placeholder, no group) is known before any
+    // record: its settings hold from the start (recovery, replay).
+    static const std::regex varying(R"(\{(db|schema|table)\}|\$[1-9])");
+    for (size_t i = 0; i < cfg.rules.size(); ++i)
+      if (cfg.rules[i].row.any() && !std::regex_search(cfg.rules[i].target, varying))
+        rule_of_.emplace(cfg.rules[i].target, i);
   }
 
   // Routing depends only on the source's db, schema and table, and a stream
@@ -52,7 +73,7 @@ class RuleRouter : public pipeline::Router {
     return target;
   }
 
-  std::optional<pipeline::Target> route_uncached(const decode::Change& c) const {
+  std::optional<pipeline::Target> route_uncached(const decode::Change& c) {
     const auto names = source_names(c);
     auto any = [&](const std::vector<std::regex>& res) {
       for (const auto& re : res)
@@ -64,12 +85,31 @@ class RuleRouter : public pipeline::Router {
     if (!include_.empty() && !any(include_)) return std::nullopt;
     for (auto it = names.rbegin(); it != names.rend(); ++it)
       if (auto m = cfg_.explicit_map.find(*it); m != cfg_.explicit_map.end()) return m->second;
-    for (const auto& rule : cfg_.rules)
+    for (size_t i = 0; i < cfg_.rules.size(); ++i) {
+      const RoutingRule& rule = cfg_.rules[i];
       for (const auto& n : names) {
         std::smatch m;
-        if (std::regex_match(n, m, rule.re)) return split(expand(rule.target, c, &m));
+        if (!std::regex_match(n, m, rule.re)) continue;
+        auto target = split(expand(rule.target, c, &m));
+        if (rule.row.any()) remember_rule(target, i);
+        return target;
       }
+    }
     return split(expand(cfg_.target_template, c, nullptr));
+  }
+
+  // Settings are asked by target, which the rule that routed to it decides:
+  // the first rule listed that did (two rules reaching one target keep one answer).
+  void remember_rule(const pipeline::Target& t, size_t rule) {
+    std::lock_guard lock(rule_mu_);
+    auto [it, fresh] = rule_of_.emplace(t.name(), rule);
+    if (!fresh && rule < it->second) it->second = rule;
+  }
+
+  const RoutingRule* rule_of(const pipeline::Target& t) {
+    std::lock_guard lock(rule_mu_);
+    auto it = rule_of_.find(t.name());
+    return it == rule_of_.end() ? nullptr : &cfg_.rules[it->second];
   }
 
   pipeline::TableSettings settings(const pipeline::Target& t) override {
@@ -80,27 +120,16 @@ class RuleRouter : public pipeline::Router {
     s.truncate = cfg_.truncate;
     s.create.properties = cfg_.create_properties;
     s.create.database_properties = cfg_.create_database_properties;
-    if (auto it = cfg_.tables.find(t.name()); it != cfg_.tables.end()) {
+    const auto it = cfg_.tables.find(t.name());
+    const RoutingRule* rule = rule_of(t);
+    RowSettings row = rule ? rule->row : RowSettings{};
+    if (it != cfg_.tables.end()) row = it->second.row.over(row);
+    apply(row, s);
+    if (it != cfg_.tables.end()) {
       const TableOverride& o = it->second;
       if (o.auto_create) s.auto_create = *o.auto_create;
       if (o.schema_evolution) s.schema_evolution = *o.schema_evolution;
       if (o.truncate) s.truncate = *o.truncate;
-      if (o.delete_mode || o.soft_delete_column || o.deleted_at_column) {
-        decode::DeleteOptions d = cfg_.decoding.deletes;
-        if (o.delete_mode) d.mode = *o.delete_mode;
-        if (o.soft_delete_column) d.soft_column = *o.soft_delete_column;
-        if (o.deleted_at_column) d.deleted_at_column = *o.deleted_at_column;
-        s.deletes = d;
-      }
-      if (!o.rename.empty() || !o.exclude.empty() || o.column_case || o.filter || !o.computed_columns.empty()) {
-        decode::ColumnTransforms tf = cfg_.decoding.transforms;
-        tf.rename = o.rename;
-        tf.exclude = o.exclude;
-        if (o.column_case) tf.name_case = *o.column_case;
-        tf.filter = o.filter;
-        tf.computed.insert(tf.computed.end(), o.computed_columns.begin(), o.computed_columns.end());
-        s.transforms = std::move(tf);
-      }
       for (const auto& [k, v] : o.properties) s.create.properties[k] = v;
       s.create.buckets = o.buckets;
       s.create.flexible_partial_updates = o.flexible_partial_updates;
@@ -121,6 +150,12 @@ class RuleRouter : public pipeline::Router {
     return s;
   }
 
+  bool settings_by_rule() override {
+    for (const auto& rule : cfg_.rules)
+      if (rule.row.any()) return true;
+    return false;
+  }
+
   std::vector<pipeline::Target> known_targets() override {
     std::vector<pipeline::Target> out;
     for (const auto& [src, t] : cfg_.explicit_map) out.push_back(t);
@@ -135,11 +170,33 @@ class RuleRouter : public pipeline::Router {
     return {name.substr(0, dot), name.substr(dot + 1)};
   }
 
+  // The delete mode and transforms `row` sets over the routing.* defaults.
+  void apply(const RowSettings& row, pipeline::TableSettings& s) const {
+    if (row.delete_mode || row.soft_delete_column || row.deleted_at_column) {
+      decode::DeleteOptions d = cfg_.decoding.deletes;
+      if (row.delete_mode) d.mode = *row.delete_mode;
+      if (row.soft_delete_column) d.soft_column = *row.soft_delete_column;
+      if (row.deleted_at_column) d.deleted_at_column = *row.deleted_at_column;
+      s.deletes = d;
+    }
+    if (!row.rename.empty() || !row.exclude.empty() || row.column_case || row.filter || !row.computed_columns.empty()) {
+      decode::ColumnTransforms tf = cfg_.decoding.transforms;
+      tf.rename = row.rename;
+      tf.exclude = row.exclude;
+      if (row.column_case) tf.name_case = *row.column_case;
+      tf.filter = row.filter;
+      tf.computed.insert(tf.computed.end(), row.computed_columns.begin(), row.computed_columns.end());
+      s.transforms = std::move(tf);
+    }
+  }
+
   static constexpr size_t kMemoEntries = 100000;
   const Config& cfg_;
   std::vector<std::regex> include_, exclude_;
   std::string memo_key_;
   std::unordered_map<std::string, std::optional<pipeline::Target>> memo_;
+  std::mutex rule_mu_;  // settings() may be asked from the recovery's threads
+  std::map<std::string, size_t> rule_of_;  // target db.table -> the rule (index) whose settings it takes
 };
 
 }  // namespace

@@ -44,7 +44,7 @@ std::vector<Target> ExplicitRouter::known_targets() {
 }
 
 decode::DecoderOptions with_target_table_options(decode::DecoderOptions o, Router& router) {
-  bool any = false;
+  bool any = router.settings_by_rule();
   for (const auto& t : router.known_targets()) {
     const TableSettings s = router.settings(t);
     any = any || !s.key_columns.empty() || s.extra_columns.has_value() || s.deletes.has_value() ||

@@ -67,6 +67,10 @@ class Router {
   // Tables the rules name explicitly; recovery probes them for lingering txns
   // even before any row for them was seen.
   virtual std::vector<Target> known_targets() = 0;
+  // Whether a table known_targets() does not list may have decoder settings
+  // (a routing rule's delete mode or transforms): the decoder then asks for
+  // every record's target.
+  virtual bool settings_by_rule() { return false; }
 };
 
 class ExplicitRouter : public Router {

@@ -62,7 +62,10 @@ std::string special_sample(const std::string& path, const std::string& secret_fi
       {"routing.deleted_at_column", "gone_at"},
       {"routing.tables.*.deleted_at_column", "removed_at"},
   };
-  auto it = samples.find(path);
+  // A rule's delete mode and transforms take the samples of the table's.
+  const std::string rules = "routing.rules.*.";
+  const std::string as_table = path.rfind(rules, 0) == 0 ? "routing.tables.*." + path.substr(rules.size()) : path;
+  auto it = samples.find(as_table);
   if (it == samples.end()) return "";
   return it->second == "FILE" ? "\"" + secret_file + "\"" : it->second;
 }
@@ -169,7 +172,15 @@ TEST_CASE("config keys: every key of a routing table and of a routing rule sets 
   const Config two = load_string(std::string(kBase) + "routing: {rules: [{match: \"x\", target: \"y.z\"}]}\n", "r.yaml");
   for (const auto& k : rule_keys()) {
     INFO(k.path);
-    CHECK(text(k.show(one.rules.at(0))) != text(k.show(two.rules.at(0))));
+    if (k.path == "routing.rules.*.match" || k.path == "routing.rules.*.target") {
+      CHECK(text(k.show(one.rules.at(0))) != text(k.show(two.rules.at(0))));
+      continue;
+    }
+    const std::string leaf = k.path.substr(k.path.rfind('.') + 1);
+    const std::string doc = std::string(kBase) + "routing: {rules: [{match: \"a\", target: \"b.c\", " + leaf + ": " +
+                            sample(k, k.show(one.rules.at(0)), "") + "}]}\n";
+    INFO(doc);
+    CHECK(text(k.show(load_string(doc, "r.yaml").rules.at(0))) != text(k.show(one.rules.at(0))));
   }
   CHECK(one.rules.at(0).target == "b.c");
   CHECK(std::regex_match("a", one.rules.at(0).re));
@@ -184,7 +195,7 @@ constexpr bool kWalked =
     std::is_same_v<T, doris::Timeouts> || std::is_same_v<T, doris::RetryPolicy> ||
     std::is_same_v<T, pipeline::PipelineConfig> || std::is_same_v<T, decode::DecoderOptions> ||
     std::is_same_v<T, decode::FlattenedFields> || std::is_same_v<T, decode::ExtraColumns> ||
-    std::is_same_v<T, pipeline::HealthOptions> || std::is_same_v<T, TableOverride> ||
+    std::is_same_v<T, pipeline::HealthOptions> || std::is_same_v<T, TableOverride> || std::is_same_v<T, RowSettings> ||
     std::is_same_v<T, avro::RegistryOptions>;
 
 // Whether == compares V all the way down (std::vector<RoutingRule> declares
@@ -310,5 +321,14 @@ TEST_CASE("config keys: every field of the configuration has a key", "[config][k
   const TableOverride& table = all.tables.at("d.t");
   walk(table, TableOverride{}, "", [&](const void*, const std::string& where) {
     FAIL_CHECK("TableOverride member " << where << " is changed by no key");
+  });
+  // And a routing rule's table settings, every rule key set.
+  std::string rule = "{match: \"a\", target: \"b.c\"";
+  for (const auto& k : rule_keys())
+    if (k.path != "routing.rules.*.match" && k.path != "routing.rules.*.target")
+      rule += ", " + k.path.substr(k.path.rfind('.') + 1) + ": " + sample(k, k.show(RoutingRule{}), "");
+  const Config ruled = load_string(std::string(kBase) + "routing: {rules: [" + rule + "}]}\n", "r.yaml");
+  walk(ruled.rules.at(0).row, RowSettings{}, "", [&](const void*, const std::string& where) {
+    FAIL_CHECK("RoutingRule::row member " << where << " is changed by no key");
   });
 }

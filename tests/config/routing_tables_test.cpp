@@ -226,3 +226,110 @@ TEST_CASE("Column transforms: a filter's syntax error names file:line:col", "[co
   CHECK_THAT(routing_error("  tables:\n    a.b: {rename: {x: __DORIS_DELETE_SIGN__}}\n"), Catch::Contains("hidden column"));
   CHECK(routing_error("  tables:\n    a.b: {filter: \"a IS NULL OR b ~ '^x'\"}\n").empty());
 }
+
+TEST_CASE("Routing rules: a rule's delete mode and transforms apply to every table it routes to, under "
+          "routing.tables",
+          "[config][routing][rules]") {
+  // shop.orders_eu and shop.orders_us -> ods.orders by one rule, shop.returns_eu -> ods.returns by the same
+  // rule with a routing.tables entry over it; shop.items by the target template: the routing.* defaults.
+  const char* yaml = R"Y(
+kafka: {bootstrap_servers: "k:9092", topics: [t]}
+doris: {fe: ["127.0.0.1:8030"]}
+routing:
+  target: "ods.{table}"
+  delete_mode: hard
+  column_case: upper
+  rules:
+    - match: 'shop\.(orders|returns)_.*'
+      target: "ods.$1"
+      delete_mode: soft
+      deleted_at_column: gone_at
+      rename: {QTY: quantity}
+      exclude: [Secret]
+      column_case: lower
+      filter: "QTY > 0"
+  tables:
+    ods.returns:
+      delete_mode: ignore
+      filter: "QTY > 5"
+)Y";
+  std::map<std::string, std::string> env;
+  const auto cfg = config::load_string(yaml, "t.yaml", &env);
+  REQUIRE(cfg.rules.size() == 1);
+  CHECK(cfg.rules[0].row.rename.at("QTY") == "quantity");
+  auto router = config::make_router(cfg);
+  decode::Decoder dec(pipeline::with_target_table_options(cfg.decoding, *router));
+  decode::Change ch;
+  decode::KafkaRecord r;
+  const std::string key = R"({"ID":9})";
+  r.key = key;
+  auto decode = [&](const std::string& table, const std::string& op, const std::string& before, const std::string& after) {
+    r.topic = "db.shop." + table;
+    const std::string v = mysql_record(table, op, before, after);
+    r.value = v;
+    REQUIRE_FALSE(dec.decode(r, ch));
+  };
+  const std::string row = R"({"ID":9,"QTY":2,"Secret":"s"})";
+  for (const char* table : {"orders_eu", "orders_us"}) {
+    INFO(table);
+    decode(table, "c", "null", row);  // the rule's rename, exclude, case and filter
+    REQUIRE(ch.rows.size() == 1);
+    CHECK(ch.rows[0].json == R"({"id":9,"quantity":2,"__deleted":false,"gone_at":null,"__DORIS_DELETE_SIGN__":0})");
+    decode(table, "c", "null", R"({"ID":9,"QTY":0,"Secret":"s"})");
+    CHECK(ch.rows.empty());
+    CHECK(ch.rows_filtered == 1);
+    decode(table, "d", row, "null");  // the rule's soft delete
+    REQUIRE(ch.rows.size() == 1);
+    CHECK(ch.rows[0].json ==
+          R"({"id":9,"quantity":2,"__deleted":true,"gone_at":"1970-01-01 00:00:00.001000","__DORIS_DELETE_SIGN__":0})");
+  }
+  auto orders = router->settings({"ods", "orders"});
+  REQUIRE(orders.deletes);
+  CHECK(*orders.deletes == decode::DeleteOptions{decode::DeleteMode::Soft, "__deleted", "gone_at"});
+
+  // ods.returns: routing.tables' delete mode and filter over the rule's; the rule's other transforms stay.
+  decode("returns_eu", "c", "null", row);
+  CHECK(ch.rows.empty());
+  CHECK(ch.rows_filtered == 1);
+  decode("returns_eu", "c", "null", R"({"ID":9,"QTY":6,"Secret":"s"})");
+  REQUIRE(ch.rows.size() == 1);
+  CHECK(ch.rows[0].json == R"({"id":9,"quantity":6,"__DORIS_DELETE_SIGN__":0})");
+  decode("returns_eu", "d", row, "null");
+  CHECK(ch.rows.empty());
+  CHECK(ch.deletes_ignored == 1);
+
+  // Not routed by the rule: the routing.* defaults.
+  decode("items", "c", "null", row);
+  REQUIRE(ch.rows.size() == 1);
+  CHECK(ch.rows[0].json == R"({"ID":9,"QTY":2,"SECRET":"s","__DORIS_DELETE_SIGN__":0})");
+  decode("items", "d", row, "null");
+  REQUIRE(ch.rows.size() == 1);
+  CHECK(ch.rows[0].json == R"({"ID":9,"QTY":2,"SECRET":"s","__DORIS_DELETE_SIGN__":1})");
+  CHECK_FALSE(router->settings({"ods", "items"}).deletes);
+}
+
+TEST_CASE("Routing rules: a fixed target has its rule's settings before any record", "[config][routing][rules]") {
+  std::map<std::string, std::string> env;
+  const auto cfg = config::load_string(R"Y(
+kafka: {bootstrap_servers: "k:9092", topics: [t]}
+doris: {fe: ["127.0.0.1:8030"]}
+routing:
+  rules:
+    - {match: 'shop\..*', target: "ods.all", delete_mode: ignore}
+)Y", "t.yaml", &env);
+  auto router = config::make_router(cfg);
+  const auto all = router->settings({"ods", "all"});
+  REQUIRE(all.deletes);
+  CHECK(all.deletes->mode == decode::DeleteMode::Ignore);
+}
+
+TEST_CASE("Routing rules: contradicting settings of a rule are refused with their place", "[config][routing][rules]") {
+  CHECK_THAT(routing_error("  rules:\n    - {match: a, target: b.c, rename: {x: y}, exclude: [x]}\n"),
+             Catch::Contains("routing.rules[0].exclude: 'x' is also renamed"));
+  CHECK_THAT(routing_error("  rules:\n    - {match: a, target: b.c, soft_delete_column: f, deleted_at_column: f}\n"),
+             Catch::Contains("routing.rules[0].deleted_at_column: must differ"));
+  CHECK_THAT(routing_error("  rules:\n    - {match: a, target: b.c, delete_mode: archive}\n"),
+             Catch::Contains("routing.rules[0].delete_mode"));
+  CHECK_THAT(routing_error("  rules:\n    - {match: a, target: b.c, filter: \"x >\"}\n"),
+             Catch::StartsWith("t.yaml:5:"));
+}

@@ -120,6 +120,23 @@ std::vector<WorkTable> my_work_tables() {
                       {"amount", "CAST(amount AS CHAR)"}});
 }
 
+// A row event's timestamp, Debezium's source.ts_ms, is its statement's start
+// in whole seconds, which NOW() in the statement's trigger returns.
+const SettingsDialect kSettings{
+    "CREATE TABLE w_gone (seq BIGINT AUTO_INCREMENT PRIMARY KEY, tbl VARCHAR(16), id BIGINT, qty INT, note TEXT, "
+    "at TIMESTAMP NULL);\n"
+    "CREATE TRIGGER w_soft_del AFTER DELETE ON w_soft FOR EACH ROW INSERT INTO w_gone (tbl, id, qty, note, at) "
+    "VALUES ('w_soft', OLD.id, OLD.qty, OLD.note, NOW());\n"
+    "CREATE TRIGGER w_soft_key AFTER UPDATE ON w_soft FOR EACH ROW INSERT INTO w_gone (tbl, id, qty, note, at) "
+    "SELECT 'w_soft', OLD.id, OLD.qty, OLD.note, NOW() FROM DUAL WHERE OLD.id <> NEW.id;\n"
+    "CREATE TRIGGER w_keep_del AFTER DELETE ON w_keep FOR EACH ROW INSERT INTO w_gone (tbl, id, qty, note, at) "
+    "VALUES ('w_keep', OLD.id, OLD.qty, OLD.note, NOW());\n"
+    "CREATE TRIGGER w_keep_key AFTER UPDATE ON w_keep FOR EACH ROW INSERT INTO w_gone (tbl, id, qty, note, at) "
+    "SELECT 'w_keep', OLD.id, OLD.qty, OLD.note, NOW() FROM DUAL WHERE OLD.id <> NEW.id;\n",
+    // source_rows reads in UTC.
+    "DATE_FORMAT(CONVERT_TZ(g.at, '+00:00', 'Europe/Berlin'), '%Y-%m-%d %H:%i:%s.000')",
+    "JSON_EXTRACT(IF({} = 1, 'true', 'false'), '$')"};
+
 const std::vector<Mode> kModes = {{"mys", "my_schema", true}, {"myn", "my_plain", false}};
 // Each connector's binlog client needs a server id of its own.
 int server_id(const Mode& m) { return m.schemas ? 5101 : 5102; }
@@ -178,6 +195,7 @@ struct Scenario : ScenarioState {
            "INSERT INTO w_evo SELECT seq, seq, CONCAT('v', seq), CONCAT('o', seq), seq FROM seq_1_to_20;\n"
            "CREATE TABLE marker (id INT PRIMARY KEY);\nINSERT INTO marker VALUES (0);\n";
     ddl += kLongStringTablesDdl;
+    ddl += kSettingsTablesDdl + kSettings.gone_ddl;
     db->sql("", ddl);
 
     snapshot(matrix, mariadb_dialect(), kModes, my_work_tables(), [&](const std::string& sql) { db->sql("src", sql); });
@@ -233,7 +251,7 @@ void check(const Mode& m) {
   auto& s = scenario();
   SourceCheck c{"src", &s.matrix, my_work_tables(), [&s](const std::string& table, const NamedExprs& cols) {
                   return source_rows(*s.db, table, cols);
-                }};
+                }, &kSettings};
   check_mode(m, c, s);
 }
 

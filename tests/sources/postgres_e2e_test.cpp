@@ -161,6 +161,23 @@ std::vector<WorkTable> pg_work_tables() {
                       {"amount", "amount::text"}});
 }
 
+// w_gone's rows are written in the deleting transaction: their commit
+// timestamp (track_commit_timestamp) is the commit time pgoutput sends,
+// Debezium's source.ts_ms (truncated to milliseconds).
+const SettingsDialect kSettings{
+    "CREATE TABLE w_gone (seq bigserial PRIMARY KEY, tbl text, id bigint, qty integer, note text);\n"
+    "CREATE FUNCTION w_gone_log() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN\n"
+    "  INSERT INTO w_gone (tbl, id, qty, note) VALUES (TG_TABLE_NAME, OLD.id, OLD.qty, OLD.note);\n"
+    "  RETURN NULL;\n"
+    "END $$;\n"
+    "CREATE TRIGGER w_soft_del AFTER DELETE ON w_soft FOR EACH ROW EXECUTE FUNCTION w_gone_log();\n"
+    "CREATE TRIGGER w_soft_key AFTER UPDATE ON w_soft FOR EACH ROW WHEN (OLD.id <> NEW.id) EXECUTE FUNCTION w_gone_log();\n"
+    "CREATE TRIGGER w_keep_del AFTER DELETE ON w_keep FOR EACH ROW EXECUTE FUNCTION w_gone_log();\n"
+    "CREATE TRIGGER w_keep_key AFTER UPDATE ON w_keep FOR EACH ROW WHEN (OLD.id <> NEW.id) EXECUTE FUNCTION w_gone_log();\n",
+    "to_char(date_trunc('milliseconds', pg_xact_commit_timestamp(g.xmin)) AT TIME ZONE 'Europe/Berlin', "
+    "'YYYY-MM-DD HH24:MI:SS.MS')",
+    "({} = 1)"};
+
 const std::vector<Mode> kModes = {{"pgs", "pg_schema", true}, {"pgn", "pg_plain", false}};
 
 // Per-table settings (scenario.hpp). Without schemas, epoch integers of
@@ -215,6 +232,7 @@ struct Scenario : ScenarioState {
            "INSERT INTO w_evo SELECT g, g, 'v' || g, 'o' || g, g FROM generate_series(1, 20) g;\n"
            "CREATE TABLE marker (id integer PRIMARY KEY);\nINSERT INTO marker VALUES (0);\n";
     ddl += kLongStringTablesDdl;
+    ddl += kSettingsTablesDdl + kSettings.gone_ddl;
     pg->psql("src", ddl);
 
     // Snapshot part: half the matrix and a first workload slice.
@@ -274,7 +292,7 @@ void check(const Mode& m) {
   auto& s = scenario();
   SourceCheck c{"public", &s.matrix, pg_work_tables(), [&s](const std::string& table, const NamedExprs& cols) {
                   return source_rows(*s.pg, table, cols);
-                }};
+                }, &kSettings};
   check_mode(m, c, s);
 }
 

@@ -62,12 +62,65 @@ std::vector<WorkTable> work_tables(const std::map<std::string, std::string>& ren
   return tables;
 }
 
+std::string settings_snapshot() {
+  std::string kept, xf;
+  const char* status[] = {"'new'", "'draft'", "'paid'", "NULL"};
+  for (int id = 1; id <= 20; ++id) {
+    const std::string n = std::to_string(id);
+    kept += (kept.empty() ? "(" : ", (") + n + ", " + std::to_string(10 * id) + ", 'n" + n + "')";
+    xf += (xf.empty() ? "(" : ", (") + n + ", " + status[id % 4] + ", " + n + ", 'x" + n + "', 's" + n + "')";
+  }
+  return "INSERT INTO w_soft VALUES " + kept + ";\nINSERT INTO w_keep VALUES " + kept + ";\nINSERT INTO w_xf VALUES " +
+         xf + ";\n";
+}
+
+std::vector<std::string> settings_changes() {
+  std::vector<std::string> out;
+  for (const char* t : {"w_soft", "w_keep"}) {
+    const std::string T = t;
+    for (const std::string& sql : {
+             "INSERT INTO " + T + " VALUES (21, 210, 'n21'), (22, 220, 'n22');",
+             "UPDATE " + T + " SET qty = qty + 100 WHERE id % 3 = 0;",
+             "DELETE FROM " + T + " WHERE id IN (2, 7, 21);",
+             "UPDATE " + T + " SET id = id + 1000 WHERE id IN (4, 11);",  // key changes
+             "INSERT INTO " + T + " VALUES (7, 77, 'again');",             // live again after its delete
+             "DELETE FROM " + T + " WHERE id = 1004;",                      // a changed key deleted
+             "UPDATE " + T + " SET note = 'later' WHERE id IN (8, 1011);",
+             "DELETE FROM " + T + " WHERE id = 13;",
+             "INSERT INTO " + T + " VALUES (13, 130, 'back');",
+             "DELETE FROM " + T + " WHERE id = 13;",  // deleted twice: the second delete's time
+         })
+      out.push_back(sql);
+  }
+  // Snapshot rows: status new/draft/paid/NULL by id % 4, qty = id.
+  for (const char* sql : {
+           "INSERT INTO w_xf VALUES (21, 'paid', 50, 'x21', 's21'), (22, 'draft', 50, 'x22', 's22'), "
+           "(23, 'new', 5, 'x23', 's23'), (24, NULL, 40, 'x24', 's24');",
+           "UPDATE w_xf SET status = 'paid' WHERE id IN (1, 5, 12, 13, 22);",  // into the filter (qty allowing)
+           "UPDATE w_xf SET qty = qty + 10 WHERE id IN (2, 3, 6, 7);",         // into it by qty (status allowing)
+           "UPDATE w_xf SET status = 'draft' WHERE id IN (10, 14, 21);",       // out of it
+           "UPDATE w_xf SET qty = 1 WHERE id IN (15, 19);",                    // out of it
+           "UPDATE w_xf SET note = 'still out' WHERE id IN (9, 23);",          // filtered before and after
+           "DELETE FROM w_xf WHERE id IN (11, 17, 23);",                       // matching and filtered keys
+           "UPDATE w_xf SET id = 100 + id WHERE id IN (16, 18, 20);",          // key changes
+           "UPDATE w_xf SET secret = 'changed', note = 'n' WHERE id IN (6, 118);",
+       })
+    out.emplace_back(sql);
+  return out;
+}
+
 std::string routing_tables(const Mode& m) {
   std::map<std::string, std::string> tables{
       {"w_orders", "      sequence_col: src_pos\n      sequence_from_source_position: true\n"},
-      {"w_long", "      schema_evolution: \"off\"\n"}};
+      {"w_long", "      schema_evolution: \"off\"\n"},
+      {"w_soft", "      delete_mode: soft\n      deleted_at_column: deleted_at\n"},
+      {"w_xf", std::string("      rename: {qty: quantity}\n      exclude: [secret]\n      column_case: upper\n"
+                           "      filter: \"") + kXfFilter + "\"\n" + (m.schemas ? "      auto_create: true\n" : "")}};
   if (m.schemas) tables["w_evo"] = "      auto_create: true\n      schema_evolution: full\n";
-  std::string y = m.schemas ? std::string() : std::string("  exclude: ['.*\\.w_evo']\n");
+  std::string y = std::string("  exclude: ['.*\\.w_gone'") + (m.schemas ? "" : ", '.*\\.w_evo'") + "]\n";
+  // w_keep's delete mode comes from a routing rule (docs/decoding.md,
+  // "Settings per routing rule"), the others' from routing.tables.
+  y += "  rules:\n    - {match: '.*\\.w_keep', target: \"" + m.doris_db + ".w_keep\", delete_mode: ignore}\n";
   y += "  tables:\n";
   for (const auto& [table, settings] : tables) y += "    " + m.doris_db + "." + table + ":\n" + settings;
   return y;
@@ -85,6 +138,13 @@ void create_doris_tables(Emulator& emu, const Mode& m, const Matrix& matrix, con
   for (const char* t : {"w_long", "w_grow"})
     emu.sql(m.doris_db, std::string("CREATE TABLE ") + t +
                             " (id BIGINT NOT NULL, note VARCHAR(8) NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
+  emu.sql(m.doris_db, doris_ddl("w_soft", {{"id", "BIGINT"}},
+                                {{"qty", "INT"}, {"note", "STRING"}, {"__deleted", "BOOLEAN"}, {"deleted_at", "DATETIME(3)"}}));
+  emu.sql(m.doris_db, doris_ddl("w_keep", {{"id", "BIGINT"}}, {{"qty", "INT"}, {"note", "STRING"}}));
+  // The transformed names; SECRET catches a value the exclude let through.
+  if (!m.schemas)
+    emu.sql(m.doris_db, doris_ddl("w_xf", {{"ID", "BIGINT"}},
+                                  {{"STATUS", "VARCHAR(64)"}, {"quantity", "INT"}, {"NOTE", "STRING"}, {"SECRET", "STRING"}}));
   emu.sql(m.doris_db, "CREATE TABLE marker (id INT NOT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1");
 }
 
@@ -97,8 +157,13 @@ uint32_t workload_seed() {
 
 void run_workload_with_evolution(Workload& workload, const std::vector<std::string>& evolution,
                                  const std::function<void(const std::string&)>& exec) {
+  const auto settings = settings_changes();
   for (size_t slice = 0; slice < 4; ++slice) {
     exec(workload.transactions(50));
+    // One script: the clients run each statement as its own transaction.
+    std::string part;
+    for (size_t i = slice * settings.size() / 4; i < (slice + 1) * settings.size() / 4; ++i) part += settings[i] + "\n";
+    exec(part);
     // The source empties w_lines mid-stream; the workload goes on writing it
     // (docs/schema-evolution.md, "TRUNCATE": Doris must drop the rows too).
     if (slice == 1) exec("TRUNCATE TABLE w_lines;\n");
@@ -188,6 +253,76 @@ void dump_topic(const std::string& topic, const std::map<std::string, int64_t>& 
   for (const auto& r : recs) out << r.offset << " " << r.key.value_or("null") << " " << r.value.value_or("null") << "\n";
 }
 
+bool boolean_at(const std::string& row, const char* col) {
+  const auto& v = boost::json::parse(row).as_object().at(col);
+  return v.is_bool() && v.as_bool();
+}
+
+std::string replace_braces(std::string tmpl, const std::string& by) {
+  return tmpl.replace(tmpl.find("{}"), 2, by);
+}
+
+// The last values of `table`'s keys that a delete or key change removed and
+// that are not live again, from w_gone; `flagged`: with the flag and
+// deleted_at, else only the columns.
+std::string gone_rows(const std::string& table, const SettingsDialect& d, bool flagged) {
+  return "SELECT g.id, g.qty, g.note" + std::string(flagged ? ", 1 AS flag, " + d.deleted_at + " AS at" : "") +
+         " FROM w_gone g WHERE g.tbl = '" + table + "' AND g.id NOT IN (SELECT id FROM " + table +
+         ") AND g.seq = (SELECT max(h.seq) FROM w_gone h WHERE h.tbl = g.tbl AND h.id = g.id)";
+}
+
+// w_soft, w_keep and w_xf against the source (scenario.hpp, kSettingsTablesDdl).
+void check_table_settings(const Mode& m, const SourceCheck& c, ScenarioState& s) {
+  Emulator& emu = *s.emu;
+  const SettingsDialect& d = *c.settings;
+  {
+    // Live rows flagged false; removed ones (deleted, or the old key of a
+    // key change) kept with their last values, flagged, at the delete's time.
+    INFO("table w_soft (delete_mode soft)");
+    const auto src = c.source_rows(
+        "(SELECT id, qty, note, 0 AS flag, NULL AS at FROM w_soft UNION ALL " + gone_rows("w_soft", d, true) + ") x",
+        {{"id", "id"}, {"qty", "qty"}, {"note", "note"}, {"__deleted", replace_braces(d.boolean, "flag")},
+         {"deleted_at", "at"}});
+    size_t flagged = 0;
+    for (const auto& r : src) flagged += boolean_at(r, "__deleted");
+    // The triggers logged what settings_changes() removed: 2, 21, the old
+    // keys 4 and 11, 1004, 13 (deleted twice); 7 is live again.
+    CHECK(flagged == 6);
+    CHECK(compare_rows(src, emu.rows(m.doris_db, "w_soft"), {"id"}) == "");
+  }
+  {
+    INFO("table w_keep (delete_mode ignore)");
+    const NamedExprs cols{{"id", "id"}, {"qty", "qty"}, {"note", "note"}};
+    const auto src = c.source_rows("(SELECT id, qty, note FROM w_keep UNION ALL " + gone_rows("w_keep", d, false) + ") x", cols);
+    CHECK(compare_rows(src, emu.rows(m.doris_db, "w_keep"), {"id"}) == "");
+    // Every source delete of w_keep (a key change's old key included) was dropped and counted.
+    const auto gone = c.source_rows("(SELECT count(*) AS n FROM w_gone WHERE tbl = 'w_keep') x", {{"n", "n"}});
+    REQUIRE(gone.size() == 1);
+    const std::string metrics = emu.http("GET", s.daemons.at(m.prefix)->admin(), "/metrics").body;
+    CHECK_THAT(metrics, Catch::Contains("cdc2doris_records_skipped_total{reason=\"delete_ignored\"} " +
+                                        std::to_string(boost::json::parse(gone[0]).as_object().at("n").to_number<int64_t>()) +
+                                        "\n"));
+  }
+  {
+    // Exactly the source rows that match the filter now, under their Doris names.
+    INFO("table w_xf (rename, exclude, column_case, filter)");
+    NamedExprs cols{{"ID", "id"}, {"STATUS", "status"}, {"quantity", "qty"}, {"NOTE", "note"}};
+    if (!m.schemas) cols.emplace_back("SECRET", "NULL");
+    const auto src = c.source_rows(std::string("(SELECT * FROM w_xf WHERE ") + kXfFilter + ") x", cols);
+    // Not vacuous: the filter keeps some rows and drops others.
+    const size_t all = c.source_rows("w_xf", {{"id", "id"}}).size();
+    CHECK(src.size() > 0);
+    CHECK(src.size() < all);
+    CHECK(compare_rows(src, emu.rows(m.doris_db, "w_xf"), {"ID"}) == "");
+    if (m.schemas) {  // auto-created in the transformed shape
+      const std::string desc = emu.query(m.doris_db, "DESC w_xf");
+      for (const char* col : {R"x(["ID",)x", R"x(["STATUS",)x", R"x(["quantity",)x", R"x(["NOTE",)x"})
+        CHECK_THAT(desc, Catch::Contains(col));
+      for (const char* col : {"secret", "qty"}) CHECK_THAT(desc, !Catch::Contains(col, Catch::CaseSensitive::No));
+    }
+  }
+}
+
 }  // namespace
 
 void ScenarioState::run(const std::function<void()>& setup) {
@@ -206,6 +341,7 @@ void ScenarioState::snapshot(const Matrix& matrix, WorkloadDialect dialect, cons
   std::string snap;
   for (int r = 0; r < matrix.rows; ++r) snap += matrix.insert(r, 0);
   exec(snap);
+  exec(settings_snapshot());
   exec(workload->transactions(60));
   // The snapshot wait needs a record of every table: a seed whose first
   // transactions left w_lines (or w_orders) empty gets more of them.
@@ -311,6 +447,7 @@ void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s) {
                                         "VARCHAR(8): at most 8 bytes"));
     }
   }
+  check_table_settings(m, c, s);
   size_t records = 0;
   for (const auto& [tp, end] : ends) records += static_cast<size_t>(end);
   WARN("mode " << m.prefix << ": " << records << " Kafka records (incl. tombstones), " << src_types.size()

@@ -58,8 +58,10 @@ struct WorkTable {
 std::vector<WorkTable> work_tables(const std::map<std::string, std::string>& render);
 
 // Settings under `routing:`: w_orders takes its sequence column from the
-// source position; with schemas, w_evo is created from the snapshot and
-// evolved under `full` (docs/schema-evolution.md); schemaless records cannot
+// source position; w_soft, w_keep (by a routing rule) and w_xf their delete
+// modes and transforms (with schemas w_xf is auto-created, its transformed column names
+// shown by DESC; schemaless records need the table); w_gone is not loaded;
+// with schemas, w_evo is created from the snapshot and evolved under `full` (docs/schema-evolution.md); schemaless records cannot
 // say renames, drops or widenings, so that daemon leaves w_evo out (epoch
 // integers of DATETIME columns take their unit from the column's scale).
 std::string routing_tables(const Mode& m);
@@ -75,6 +77,38 @@ void create_doris_tables(Emulator& emu, const Mode& m, const Matrix& matrix, con
 inline constexpr const char* kLongStringTablesDdl =
     "CREATE TABLE w_long (id BIGINT PRIMARY KEY, note TEXT);\n"
     "CREATE TABLE w_grow (id BIGINT PRIMARY KEY, note TEXT);\n";
+// Tables under per-table delete modes and column transforms (docs/decoding.md,
+// "Delete modes", "Column transforms"), the same source SQL in both dialects:
+// w_soft under `delete_mode: soft` with a deleted-at column, w_keep under
+// `ignore`, w_xf with a rename (qty -> quantity), an exclude (secret),
+// `column_case: upper` and a filter. Rows 1..20 in the snapshot, then
+// settings_changes().
+inline constexpr const char* kSettingsTablesDdl =
+    "CREATE TABLE w_soft (id BIGINT PRIMARY KEY, qty INT, note TEXT);\n"
+    "CREATE TABLE w_keep (id BIGINT PRIMARY KEY, qty INT, note TEXT);\n"
+    "CREATE TABLE w_xf (id BIGINT PRIMARY KEY, status VARCHAR(16), qty INT, note TEXT, secret TEXT);\n";
+inline constexpr const char* kXfFilter = "status != 'draft' AND qty >= 10";
+std::string settings_snapshot();  // w_soft, w_keep, w_xf rows 1..20
+// Statements (each its own transaction): updates, deletes, key changes and a
+// key inserted again after its delete in w_soft and w_keep; w_xf's rows
+// inserted matching the filter and not, updated into and out of it, deleted
+// (matching and filtered keys) and key-changed.
+std::vector<std::string> settings_changes();
+
+// What differs between the sources for those tables. The source no longer
+// holds a deleted row, so triggers log each row of w_soft and w_keep that a
+// delete or key change removes into w_gone (seq ascending, tbl, id, qty,
+// note), in the deleting transaction: the expected flagged rows and the
+// delete's source time come from there.
+struct SettingsDialect {
+  std::string gone_ddl;  // w_gone and the triggers
+  // Over `g` (a w_gone row): the source time of the delete that logged it
+  // (Debezium's source.ts_ms) as Doris' DATETIME(3) deleted_at holds it in
+  // decoding.time_zone.
+  std::string deleted_at;
+  std::string boolean;  // `{}` (an integer 0 or 1) as a JSON boolean in a row object
+};
+
 // The daemon's dead-letter topic (Daemon, source_e2e.cpp).
 std::string dead_letter_topic(const Mode& m);
 
@@ -88,7 +122,8 @@ uint32_t workload_seed();
 // transactions, each followed by four of the statements (each its own
 // transaction), run through `exec`; after the second slice the source
 // truncates w_lines (its truncate event reaches Kafka: skipped.operations none);
-// after the first, w_long and w_grow get their rows 1..20.
+// after the first, w_long and w_grow get their rows 1..20; settings_changes()
+// are spread over the four slices.
 void run_workload_with_evolution(Workload& workload, const std::vector<std::string>& evolution,
                                  const std::function<void(const std::string&)>& exec);
 
@@ -134,12 +169,15 @@ struct SourceCheck {
   const Matrix* matrix = nullptr;
   std::vector<WorkTable> tables;
   // The source table's rows, `cols` (name, expression) as one JSON object a line.
+  // `table` may be a derived table, "(SELECT ...) x".
   std::function<std::vector<std::string>(const std::string& table, const NamedExprs& cols)> source_rows;
+  const SettingsDialect* settings = nullptr;
 };
 
 // Waits until the mode's daemon committed every record in Kafka, then
 // compares every table's Doris rows with the source's (and, with schemas,
-// w_evo's rows and final columns).
+// w_evo's rows and final columns; w_soft, w_keep and w_xf as their settings
+// say).
 void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s);
 
 }  // namespace cdc2doris::test::sources

@@ -42,6 +42,8 @@ PostgresServer::PostgresServer() : dir_("cdc2doris-pg") {
                            std::to_string(port_), "-c", "listen_addresses=127.0.0.1",
                            // Debezium's pgoutput slots; a few per test binary.
                            "-c", "wal_level=logical", "-c", "max_wal_senders=10", "-c", "max_replication_slots=10",
+                           // pg_xact_commit_timestamp: the commit time pgoutput sends.
+                           "-c", "track_commit_timestamp=on",
                            // A test database: durability buys nothing, speed does.
                            "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                            "-c", "shared_buffers=32MB", "-c", "log_min_messages=warning"});
