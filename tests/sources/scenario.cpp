@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -115,14 +116,18 @@ void run_workload_with_evolution(Workload& workload, const std::vector<std::stri
 
 std::map<std::string, std::unique_ptr<Daemon>> start_daemons(const std::vector<Mode>& modes,
                                                              const std::string& bootstrap, Emulator& emu,
-                                                             const std::function<std::string(const Mode&)>& routing) {
+                                                             const std::function<std::string(const Mode&)>& routing,
+                                                             const std::string& registry_url) {
   std::map<std::string, std::unique_ptr<Daemon>> daemons;
   // The broker does not create topics on produce (as production brokers are
   // usually set up): the dead-letter topic exists before the daemon needs it.
   for (const auto& m : modes) create_topic(bootstrap, dead_letter_topic(m), 1);
-  for (const auto& m : modes)
+  for (const auto& m : modes) {
+    const std::string decoding =
+        m.avro ? "  format: avro\n  schema_registry:\n    url: \"" + registry_url + "\"\n" : std::string();
     daemons[m.prefix] = std::make_unique<Daemon>("daemon-" + m.prefix, bootstrap, "^" + m.prefix + "\\\\..*",
-                                                 emu.fe(), m.doris_db, routing(m), "", dead_letter_topic(m));
+                                                 emu.fe(), m.doris_db, routing(m), decoding, dead_letter_topic(m));
+  }
   return daemons;
 }
 
@@ -198,6 +203,11 @@ void ScenarioState::run(const std::function<void()>& setup) {
   }
 }
 
+void ScenarioState::start_jvms(const std::string& bootstrap) {
+  registry = std::make_unique<SchemaRegistry>();
+  connect = std::make_unique<KafkaConnect>(bootstrap, std::vector<std::string>{KafkaConnect::avro_converter_plugin()});
+}
+
 void ScenarioState::snapshot(const Matrix& matrix, WorkloadDialect dialect, const std::vector<Mode>& modes,
                              const std::vector<WorkTable>& tables,
                              const std::function<void(const std::string&)>& exec) {
@@ -219,10 +229,24 @@ void ScenarioState::create_connector(const Mode& m, std::map<std::string, std::s
   const std::string s = m.schemas ? "true" : "false";
   config["tasks.max"] = "1";
   config["topic.prefix"] = m.prefix;
-  config["key.converter"] = "org.apache.kafka.connect.json.JsonConverter";
-  config["key.converter.schemas.enable"] = s;
-  config["value.converter"] = "org.apache.kafka.connect.json.JsonConverter";
-  config["value.converter.schemas.enable"] = s;
+  for (const std::string side : {"key", "value"}) {
+    const std::string c = side + ".converter";
+    if (!m.avro) {
+      config[c] = "org.apache.kafka.connect.json.JsonConverter";
+      config[c + ".schemas.enable"] = s;
+      continue;
+    }
+    // Confluent's framing from Apicurio's converter (docs/avro.md): the
+    // content id, 4 bytes, in the payload; every new schema (a schema
+    // change) registered as the subject's next version under a new id.
+    registry->wait_ready();
+    config[c] = "io.apicurio.registry.utils.converter.AvroConverter";
+    config[c + ".apicurio.registry.url"] = registry->apicurio_url();
+    config[c + ".apicurio.registry.auto-register"] = "true";
+    config[c + ".apicurio.registry.as-confluent"] = "true";
+    config[c + ".apicurio.registry.use-id"] = "contentId";
+    config[c + ".apicurio.registry.headers.enabled"] = "false";
+  }
   // The exact source types (varchar(10), int) for w_evo's created and widened columns.
   config["column.propagate.source.type"] = w_evo_columns;
   // Truncate events too (Debezium skips them by default: `t`).
@@ -286,6 +310,27 @@ void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s) {
                             R"x(["renamed","TEXT")x", R"x(["b","INT")x", R"x(["c","INT")x"})
       CHECK_THAT(desc, Catch::Contains(col));
     CHECK(desc.find("\"gone\"") == std::string::npos);
+    if (m.avro) {
+      // Each schema change reached the daemon as a schema id of its own:
+      // the snapshot's shape, then b, c, a bigint, s varchar(50) (a new
+      // length parameter: column.propagate.source.type), renamed, gone
+      // dropped. The key's schema never changes.
+      const std::string topic = topics + "w_evo";
+      const auto recs = consume_all(KafkaBroker::shared().bootstrap(), topic,
+                                    static_cast<size_t>(ends.at(topic + "[0]")), 60s);
+      std::set<uint32_t> value_ids, key_ids;
+      auto id_of = [](const std::string& framed) {
+        uint32_t id = 0;
+        for (size_t i = 1; i <= 4 && i < framed.size(); ++i) id = (id << 8) | static_cast<unsigned char>(framed[i]);
+        return id;
+      };
+      for (const auto& r : recs) {
+        if (r.value) value_ids.insert(id_of(*r.value));
+        if (r.key) key_ids.insert(id_of(*r.key));
+      }
+      CHECK(value_ids.size() == 7);
+      CHECK(key_ids.size() == 1);
+    }
   }
   {
     // Strings of 1..20 bytes into VARCHAR(8): under `off` the 12 longer
