@@ -188,7 +188,7 @@ const std::vector<std::string> kEvolution = {
     "DELETE FROM w_evo WHERE id % 9 = 0;",
 };
 
-// Everything runs once per test binary; both test cases compare their own
+// Everything runs once per test binary; each mode's test case compares its own
 // Doris database against the same source.
 struct Scenario : ScenarioState {
   std::unique_ptr<PostgresServer> pg;

@@ -262,8 +262,9 @@ namespace {
 // schema id and `value_ids` value schema ids; through the Confluent API the
 // key id resolves to record Key and the last value id to Debezium's envelope
 // (both in the topic's namespace; the envelope's before and after the
-// optional row record, then source, transaction, op, ...), and the subjects `<topic>-key` / `<topic>-value` (Confluent's topic
-// naming) have the ids of the last record as their latest version.
+// optional row record, then source, transaction, op, ...), and the subjects
+// `<topic>-key` / `<topic>-value` (Confluent's topic naming) have the ids of
+// the last record as their latest version.
 void check_avro_topic(const std::string& topic, const std::map<std::string, int64_t>& ends,
                       const SchemaRegistry& registry, size_t value_ids) {
   INFO("Avro records of " << topic);

@@ -115,8 +115,8 @@ void wait_for_marker(const std::string& bootstrap, const std::vector<Mode>& mode
                      KafkaConnect& connect, std::chrono::seconds timeout);
 
 // What a source's scenario holds besides its database. It is set up once
-// per test binary (`setup` through run()); both test cases compare their own
-// Doris database against the same source, and report a setup failure.
+// per test binary (`setup` through run()); each mode's test case compares its
+// own Doris database against the same source, and reports a setup failure.
 struct ScenarioState {
   std::unique_ptr<SchemaRegistry> registry;  // for the Avro modes
   std::unique_ptr<KafkaConnect> connect;
@@ -136,8 +136,9 @@ struct ScenarioState {
   void snapshot(const Matrix& matrix, WorkloadDialect dialect, const std::vector<Mode>& modes,
                 const std::vector<WorkTable>& tables, const std::function<void(const std::string&)>& exec);
   // Starts the connector of `m`: `config` plus its converter (JsonConverter
-  // with or without schemas, or the Avro converter and the registry) and the exact source types of w_evo's columns
-  // (`w_evo_columns`: the regex of its columns for column.propagate.source.type).
+  // with or without schemas, or the Avro converter and the registry) and the
+  // exact source types of w_evo's columns (`w_evo_columns`: the regex of its
+  // columns for column.propagate.source.type).
   void create_connector(const Mode& m, std::map<std::string, std::string> config, const std::string& w_evo_columns);
 };
 
