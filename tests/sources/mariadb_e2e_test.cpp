@@ -250,7 +250,10 @@ TEST_CASE("MariaDB via Debezium's MySQL connector, JsonConverter without schemas
   check(kModes[1]);
 }
 
-TEST_CASE("MariaDB via Debezium's MySQL connector, Apicurio Avro converter and registry: every row in Doris equals the source",
+// Catch 2's console reporter indents a wrapped name to just after its last
+// ": " and loops without end when that falls near the line's end (a longer
+// name here filled the disk): keep the colon well before column 72.
+TEST_CASE("MariaDB via Debezium, Apicurio Avro converter and registry: every row in Doris equals the source",
           "[sources][mariadb][avro]") {
   check(kModes[2]);
 }
