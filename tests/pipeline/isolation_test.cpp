@@ -45,6 +45,24 @@ std::vector<std::string> expected_rows() {
   return rows;
 }
 
+std::vector<std::string> rows_by_id(World& w) {
+  auto rows = w.emu.rows("d", "items");
+  std::sort(rows.begin(), rows.end(), [](const std::string& a, const std::string& b) {
+    return boost::json::parse(a).at("id").as_int64() < boost::json::parse(b).at("id").as_int64();
+  });
+  return rows;
+}
+
+// Dead letters, epochs ending every 300 ms (an aborted epoch is read again at once).
+pipeline::PipelineConfig dead_letter_config(World& w, test::FakeDlq& dlq) {
+  w.dead_letters = &dlq;
+  auto cfg = w.config();
+  cfg.epoch_interval = 300ms;
+  cfg.bad_record_policy = pipeline::BadRecordPolicy::DeadLetter;
+  cfg.dead_letter_topic = "dlq";
+  return cfg;
+}
+
 size_t open_txns(World& w) {
   size_t n = 0;
   const auto txns = boost::json::parse(w.emu.txns("d"));
@@ -63,18 +81,10 @@ TEST_CASE("isolation: records whose rows Doris refuses go to the dead-letter top
   World w;
   items(w);
   test::FakeDlq dlq;
-  w.dead_letters = &dlq;
-  auto cfg = w.config();
-  cfg.epoch_interval = 300ms;
-  cfg.bad_record_policy = pipeline::BadRecordPolicy::DeadLetter;
-  cfg.dead_letter_topic = "dlq";
+  auto cfg = dead_letter_config(w, dlq);
   auto res = w.run_until([&] { return w.emu.rows("d", "items").size() == expected_rows().size(); }, cfg);
   REQUIRE_FALSE(res.error);
-  auto rows = w.emu.rows("d", "items");
-  std::sort(rows.begin(), rows.end(), [](const std::string& a, const std::string& b) {
-    return boost::json::parse(a).at("id").as_int64() < boost::json::parse(b).at("id").as_int64();
-  });
-  CHECK(rows == expected_rows());
+  CHECK(rows_by_id(w) == expected_rows());
   auto letters = dlq.letters();
   REQUIRE(letters.size() == kRefused.size());
   auto id = kRefused.begin();
@@ -113,11 +123,7 @@ TEST_CASE("isolation: an epoch replayed after its pre-commits expired isolates a
   World w;
   items(w);
   test::FakeDlq dlq;
-  w.dead_letters = &dlq;
-  auto cfg = w.config();
-  cfg.bad_record_policy = pipeline::BadRecordPolicy::DeadLetter;
-  cfg.dead_letter_topic = "dlq";
-  cfg.epoch_interval = 300ms;
+  auto cfg = dead_letter_config(w, dlq);
   cfg.shutdown_deadline = 300ms;
   // Every commit fails until the stop: the epoch stays recorded, uncommitted.
   w.emu.fault(R"({"type":"fail_commit","count":100000})");
@@ -134,11 +140,7 @@ TEST_CASE("isolation: an epoch replayed after its pre-commits expired isolates a
   res = w.run_until([&] { return w.emu.rows("d", "items").size() >= expected_rows().size(); }, cfg);
   REQUIRE_FALSE(res.error);
   CHECK(w.metrics.epochs_replayed >= 1);
-  auto rows = w.emu.rows("d", "items");
-  std::sort(rows.begin(), rows.end(), [](const std::string& a, const std::string& b) {
-    return boost::json::parse(a).at("id").as_int64() < boost::json::parse(b).at("id").as_int64();
-  });
-  CHECK(rows == expected_rows());
+  CHECK(rows_by_id(w) == expected_rows());
   CHECK(dlq.letters().size() == kRefused.size());
   CHECK(open_txns(w) == 0);
 }

@@ -1,13 +1,14 @@
 // PostgreSQL 15 -> Debezium 3.6 PostgreSQL connector (pgoutput) on Kafka
 // Connect 4.1 -> Kafka -> cdc2doris -> Doris emulator, all real processes.
-// Two connectors run at once from one worker, JsonConverter with schemas
-// (topic prefix pgs, Doris db pg_schema) and without (pgn, pg_plain), each
-// consumed by its own daemon. A type matrix (snapshot and streamed rows,
-// updates, deletes) and a seeded random workload (inserts, updates of random
-// column subsets, deletes, key changes, TOAST-unchanged updates, multi-table
-// and rolled-back transactions); when the daemon committed every record, each
-// Doris row must equal the source row rendered by psql the way
-// docs/decoding.md says Doris holds it.
+// Three connectors run at once from one worker, JsonConverter with schemas
+// (topic prefix pgs, Doris db pg_schema), without (pgn, pg_plain), and
+// Apicurio's Avro converter with a real Apicurio Registry (pgv, pg_avro; the
+// daemon with `decoding.format: avro`), each consumed by its own daemon. A type
+// matrix (snapshot and streamed rows, updates, deletes) and a seeded random
+// workload (inserts, updates of random column subsets, deletes, key changes,
+// TOAST-unchanged updates, multi-table and rolled-back transactions); when the
+// daemon committed every record, each Doris row must equal the source row
+// rendered by psql the way docs/decoding.md says Doris holds it.
 #include <catch2/catch.hpp>
 
 #include <thread>
@@ -178,7 +179,7 @@ const SettingsDialect kSettings{
     "'YYYY-MM-DD HH24:MI:SS.MS')",
     "({} = 1)"};
 
-const std::vector<Mode> kModes = {{"pgs", "pg_schema", true}, {"pgn", "pg_plain", false}};
+const std::vector<Mode> kModes = {{"pgs", "pg_schema", true}, {"pgn", "pg_plain", false}, {"pgv", "pg_avro", true, true}};
 
 // Per-table settings (scenario.hpp). Without schemas, epoch integers of
 // DATETIME columns take their unit from the Doris column's scale (c_ts
@@ -204,7 +205,7 @@ const std::vector<std::string> kEvolution = {
     "DELETE FROM w_evo WHERE id % 9 = 0;",
 };
 
-// Everything runs once per test binary; both test cases compare their own
+// Everything runs once per test binary; each mode's test case compares its own
 // Doris database against the same source.
 struct Scenario : ScenarioState {
   std::unique_ptr<PostgresServer> pg;
@@ -217,7 +218,7 @@ struct Scenario : ScenarioState {
   void setup() {
     auto& broker = KafkaBroker::shared();
     // The Connect JVM starts while PostgreSQL is initialised.
-    connect = std::make_unique<KafkaConnect>(broker.bootstrap());
+    start_jvms(broker.bootstrap());
     pg = std::make_unique<PostgresServer>();
     pg->psql("postgres", "CREATE DATABASE src;");
     std::string ddl = "CREATE EXTENSION hstore;\nCREATE EXTENSION citext;\nCREATE EXTENSION ltree;\nCREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');\n"
@@ -256,7 +257,7 @@ struct Scenario : ScenarioState {
     // The snapshot is in Kafka when every table's topic has its rows.
     wait_for_snapshot(broker.bootstrap(), kModes, "public", matrix.rows, *connect, 180s);
 
-    daemons = start_daemons(kModes, broker.bootstrap(), *emu, routing);
+    daemons = start_daemons(kModes, broker.bootstrap(), *emu, routing, registry->ccompat_url());
 
     // Streaming part: the other matrix rows, updates of matrix rows with
     // other rows' values, deletes, and the rest of the workload in slices.
@@ -306,4 +307,9 @@ TEST_CASE("PostgreSQL via Debezium, JsonConverter with schemas: every row in Dor
 TEST_CASE("PostgreSQL via Debezium, JsonConverter without schemas: every row in Doris equals the source",
           "[sources][postgres]") {
   check(kModes[1]);
+}
+
+TEST_CASE("PostgreSQL via Debezium, Apicurio Avro converter and registry: every row in Doris equals the source",
+          "[sources][postgres][avro]") {
+  check(kModes[2]);
 }

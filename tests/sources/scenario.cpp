@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -180,14 +182,18 @@ void run_workload_with_evolution(Workload& workload, const std::vector<std::stri
 
 std::map<std::string, std::unique_ptr<Daemon>> start_daemons(const std::vector<Mode>& modes,
                                                              const std::string& bootstrap, Emulator& emu,
-                                                             const std::function<std::string(const Mode&)>& routing) {
+                                                             const std::function<std::string(const Mode&)>& routing,
+                                                             const std::string& registry_url) {
   std::map<std::string, std::unique_ptr<Daemon>> daemons;
   // The broker does not create topics on produce (as production brokers are
   // usually set up): the dead-letter topic exists before the daemon needs it.
   for (const auto& m : modes) create_topic(bootstrap, dead_letter_topic(m), 1);
-  for (const auto& m : modes)
+  for (const auto& m : modes) {
+    const std::string decoding =
+        m.avro ? "  format: avro\n  schema_registry:\n    url: \"" + registry_url + "\"\n" : std::string();
     daemons[m.prefix] = std::make_unique<Daemon>("daemon-" + m.prefix, bootstrap, "^" + m.prefix + "\\\\..*",
-                                                 emu.fe(), m.doris_db, routing(m), "", dead_letter_topic(m));
+                                                 emu.fe(), m.doris_db, routing(m), decoding, dead_letter_topic(m));
+  }
   return daemons;
 }
 
@@ -333,6 +339,11 @@ void ScenarioState::run(const std::function<void()>& setup) {
   }
 }
 
+void ScenarioState::start_jvms(const std::string& bootstrap) {
+  registry = std::make_unique<SchemaRegistry>();
+  connect = std::make_unique<KafkaConnect>(bootstrap, std::vector<std::string>{KafkaConnect::avro_converter_plugin()});
+}
+
 void ScenarioState::snapshot(const Matrix& matrix, WorkloadDialect dialect, const std::vector<Mode>& modes,
                              const std::vector<WorkTable>& tables,
                              const std::function<void(const std::string&)>& exec) {
@@ -355,16 +366,99 @@ void ScenarioState::create_connector(const Mode& m, std::map<std::string, std::s
   const std::string s = m.schemas ? "true" : "false";
   config["tasks.max"] = "1";
   config["topic.prefix"] = m.prefix;
-  config["key.converter"] = "org.apache.kafka.connect.json.JsonConverter";
-  config["key.converter.schemas.enable"] = s;
-  config["value.converter"] = "org.apache.kafka.connect.json.JsonConverter";
-  config["value.converter.schemas.enable"] = s;
+  for (const std::string side : {"key", "value"}) {
+    const std::string c = side + ".converter";
+    if (!m.avro) {
+      config[c] = "org.apache.kafka.connect.json.JsonConverter";
+      config[c + ".schemas.enable"] = s;
+      continue;
+    }
+    // Confluent's framing from Apicurio's converter (docs/avro.md): the
+    // content id, 4 bytes, in the payload; every new schema (a schema
+    // change) registered as the subject's next version under a new id.
+    registry->wait_ready();
+    config[c] = "io.apicurio.registry.utils.converter.AvroConverter";
+    config[c + ".apicurio.registry.url"] = registry->apicurio_url();
+    config[c + ".apicurio.registry.auto-register"] = "true";
+    config[c + ".apicurio.registry.as-confluent"] = "true";
+    config[c + ".apicurio.registry.use-id"] = "contentId";
+    config[c + ".apicurio.registry.headers.enabled"] = "false";
+  }
   // The exact source types (varchar(10), int) for w_evo's created and widened columns.
   config["column.propagate.source.type"] = w_evo_columns;
   // Truncate events too (Debezium skips them by default: `t`).
   config["skipped.operations"] = "none";
   connect->create_connector(m.prefix, std::move(config));
 }
+
+namespace {
+
+// What Apicurio's converter wrote to `topic` and the registry: every key and
+// value (but tombstones and truncate keys) in Confluent's framing, one key
+// schema id and `value_ids` value schema ids; through the Confluent API the
+// key id resolves to record Key and the last value id to Debezium's envelope
+// (both in the topic's namespace; the envelope's before and after the
+// optional row record, then source, transaction, op, ...), and the subjects
+// `<topic>-key` / `<topic>-value` (Confluent's topic naming) have the ids of
+// the last record as their latest version.
+void check_avro_topic(const std::string& topic, const std::map<std::string, int64_t>& ends,
+                      const SchemaRegistry& registry, size_t value_ids) {
+  INFO("Avro records of " << topic);
+  const auto end = ends.find(topic + "[0]");
+  REQUIRE(end != ends.end());
+  const auto recs = consume_all(KafkaBroker::shared().bootstrap(), topic, static_cast<size_t>(end->second), 60s);
+  REQUIRE(recs.size() == static_cast<size_t>(end->second));
+  auto id_of = [&](const std::optional<std::string>& bytes, std::set<uint32_t>& ids, uint32_t& last) {
+    if (!bytes) return;
+    REQUIRE(bytes->size() > 5);
+    CHECK(static_cast<unsigned char>((*bytes)[0]) == 0);  // magic byte
+    last = 0;
+    for (size_t i = 1; i <= 4; ++i) last = (last << 8) | static_cast<unsigned char>((*bytes)[i]);
+    ids.insert(last);
+  };
+  std::set<uint32_t> keys, values;
+  uint32_t last_key = 0, last_value = 0;
+  for (const auto& r : recs) {
+    id_of(r.key, keys, last_key);
+    id_of(r.value, values, last_value);
+  }
+  CHECK(keys.size() == 1);
+  CHECK(values.size() == value_ids);
+
+  auto schema = [&](uint32_t id) {
+    const auto got = registry.get("/apis/ccompat/v7/schemas/ids/" + std::to_string(id));
+    INFO("schema id " << id << ": " << got.body);
+    REQUIRE(got.status == 200);
+    return boost::json::parse(boost::json::parse(got.body).as_object().at("schema").as_string()).as_object();
+  };
+  const auto key = schema(last_key);
+  CHECK(key.at("name") == "Key");
+  CHECK(key.at("namespace") == boost::json::value(topic));
+  const auto envelope = schema(last_value);
+  CHECK(envelope.at("name") == "Envelope");
+  CHECK(envelope.at("namespace") == boost::json::value(topic));
+  const auto& fields = envelope.at("fields").as_array();
+  std::vector<std::string> names;
+  for (const auto& f : fields) names.emplace_back(f.as_object().at("name").as_string());
+  REQUIRE(names.size() >= 4);
+  CHECK(names[0] == "before");
+  CHECK(names[1] == "after");
+  for (const char* f : {"source", "op"}) CHECK(std::count(names.begin(), names.end(), f) == 1);
+  const auto& before = fields[0].as_object().at("type").as_array();
+  REQUIRE(before.size() == 2);
+  CHECK(before[0] == "null");
+  CHECK(before[1].as_object().at("name") == "Value");
+  CHECK(fields[1].as_object().at("type") == boost::json::array{"null", "Value"});  // named, relative to the topic
+
+  for (const auto& [subject, id] : {std::pair{topic + "-key", last_key}, std::pair{topic + "-value", last_value}}) {
+    const auto latest = registry.get("/apis/ccompat/v7/subjects/" + subject + "/versions/latest");
+    INFO(subject << ": " << latest.body);
+    REQUIRE(latest.status == 200);
+    CHECK(boost::json::parse(latest.body).as_object().at("id").to_number<int64_t>() == id);
+  }
+}
+
+}  // namespace
 
 void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s) {
   REQUIRE(s.setup_error == "");
@@ -388,6 +482,8 @@ void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s) {
     CHECK(diff == "");
     if (!diff.empty()) dump_topic(topics + "types", ends, connect_log);
   }
+  // The type matrix's table never changes: one schema id for its values.
+  if (m.avro) check_avro_topic(topics + "types", ends, *s.registry, 1);
   // The source's TRUNCATE of w_lines reached Kafka and was applied (the
   // row comparison below fails if Doris kept the rows before it).
   CHECK_THAT(d.log_tail(16 << 20), Catch::Contains(m.doris_db + ".w_lines: TRUNCATE from"));
@@ -422,6 +518,10 @@ void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s) {
                             R"x(["renamed","TEXT")x", R"x(["b","INT")x", R"x(["c","INT")x"})
       CHECK_THAT(desc, Catch::Contains(col));
     CHECK(desc.find("\"gone\"") == std::string::npos);
+    // Each schema change reached the daemon as a schema id of its own: the
+    // snapshot's shape, then b, c, a bigint, s varchar(50) (a new length
+    // parameter: column.propagate.source.type), renamed, gone dropped.
+    if (m.avro) check_avro_topic(topics + "w_evo", ends, *s.registry, 7);
   }
   {
     // Strings of 1..20 bytes into VARCHAR(8): under `off` the 12 longer

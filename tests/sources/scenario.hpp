@@ -17,6 +17,7 @@
 #include "tests/sources/source_e2e.hpp"
 #include "tests/sources/workload.hpp"
 #include "tests/support/kafka_connect.hpp"
+#include "tests/support/schema_registry.hpp"
 
 namespace cdc2doris::test::sources {
 
@@ -26,7 +27,12 @@ using NamedExprs = std::vector<std::pair<std::string, std::string>>;
 struct Mode {
   std::string prefix;    // Debezium topic.prefix
   std::string doris_db;  // target Doris database
-  bool schemas;          // JsonConverter with schemas
+  bool schemas;          // records carry their schema: JsonConverter with schemas, or Avro
+  // Apicurio's Avro converter in Confluent's framing, schemas in the
+  // registry; the daemon reads with `decoding.format: avro` (docs/avro.md).
+  // Every expectation is that of JsonConverter with schemas: the Avro
+  // schemas carry the same Connect schema (AvroData), so the rows are the same.
+  bool avro = false;
 };
 
 // The type matrix's rows as SQL, each row in a session zone of its own.
@@ -127,10 +133,12 @@ uint32_t workload_seed();
 void run_workload_with_evolution(Workload& workload, const std::vector<std::string>& evolution,
                                  const std::function<void(const std::string&)>& exec);
 
-// A daemon per mode, consuming its prefix's topics into its database.
+// A daemon per mode, consuming its prefix's topics into its database; an
+// Avro mode's daemon takes its schemas from `registry_url` (Confluent API).
 std::map<std::string, std::unique_ptr<Daemon>> start_daemons(const std::vector<Mode>& modes,
                                                              const std::string& bootstrap, Emulator& emu,
-                                                             const std::function<std::string(const Mode&)>& routing);
+                                                             const std::function<std::string(const Mode&)>& routing,
+                                                             const std::string& registry_url);
 
 // Topics are `<prefix>.<schema>.<table>` (PostgreSQL: public, MariaDB: the database).
 // Until every mode's types, w_orders, w_lines and marker topics have records
@@ -142,9 +150,10 @@ void wait_for_marker(const std::string& bootstrap, const std::vector<Mode>& mode
                      KafkaConnect& connect, std::chrono::seconds timeout);
 
 // What a source's scenario holds besides its database. It is set up once
-// per test binary (`setup` through run()); both test cases compare their own
-// Doris database against the same source, and report a setup failure.
+// per test binary (`setup` through run()); each mode's test case compares its
+// own Doris database against the same source, and reports a setup failure.
 struct ScenarioState {
+  std::unique_ptr<SchemaRegistry> registry;  // for the Avro modes
   std::unique_ptr<KafkaConnect> connect;
   std::unique_ptr<Emulator> emu;
   std::map<std::string, std::unique_ptr<Daemon>> daemons;  // by topic prefix
@@ -153,13 +162,18 @@ struct ScenarioState {
   std::string setup_error;
 
   void run(const std::function<void()>& setup);
+  // Spawns the schema registry and the Connect worker (with Apicurio's Avro
+  // converter as a plugin) side by side; both JVMs start while the caller
+  // prepares its database.
+  void start_jvms(const std::string& bootstrap);
   // The snapshot's rows through `exec` (half the type matrix and a first
   // workload slice), and every mode's Doris tables.
   void snapshot(const Matrix& matrix, WorkloadDialect dialect, const std::vector<Mode>& modes,
                 const std::vector<WorkTable>& tables, const std::function<void(const std::string&)>& exec);
-  // Starts the connector of `m`: `config` plus the JsonConverter (with or
-  // without schemas) and the exact source types of w_evo's columns
-  // (`w_evo_columns`: the regex of its columns for column.propagate.source.type).
+  // Starts the connector of `m`: `config` plus its converter (JsonConverter
+  // with or without schemas, or the Avro converter and the registry) and the
+  // exact source types of w_evo's columns (`w_evo_columns`: the regex of its
+  // columns for column.propagate.source.type).
   void create_connector(const Mode& m, std::map<std::string, std::string> config, const std::string& w_evo_columns);
 };
 
@@ -177,7 +191,8 @@ struct SourceCheck {
 // Waits until the mode's daemon committed every record in Kafka, then
 // compares every table's Doris rows with the source's (and, with schemas,
 // w_evo's rows and final columns; w_soft, w_keep and w_xf as their settings
-// say).
+// say; through Avro, that each of w_evo's schema changes reached Kafka as a
+// new value schema id).
 void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s);
 
 }  // namespace cdc2doris::test::sources
