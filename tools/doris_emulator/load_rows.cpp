@@ -162,7 +162,9 @@ void LoadImpl::build_row(std::string_view src) {
     }
     if (v->tag == InValue::Null) {
       if (!col.nullable) {
-        filter("column_name[" + col.name + "], null value for not null column", src);
+        // Doris validates this in its tablet sink, which writes an empty
+        // src line (vtablet_block_convertor.cpp, _internal_validate_column).
+        filter("column_name[" + col.name + "], null value for not null column", "");
         return;
       }
       line += "null";
@@ -176,7 +178,11 @@ void LoadImpl::build_row(std::string_view src) {
       line.resize(mark);
       if (kp) kp->resize(kmark);
       bool too_long = why.rfind("the length", 0) == 0;
-      if (strict_ || too_long || !col.nullable) {
+      if (too_long) {  // the tablet sink's check, as above
+        filter("column_name[" + col.name + "], " + why, "");
+        return;
+      }
+      if (strict_ || !col.nullable) {
         filter("column_name[" + col.name + "], the value is incorrect: " + why + ", src value is " +
                    std::string(v->text.substr(0, 256)),
                src);

@@ -583,8 +583,10 @@ bool convert(const ColType& t, const InValue& in, std::string* out, std::string*
     case Kind::String: {
       if (!as_text(in, &text)) return false;
       if ((t.kind != Kind::String) && static_cast<int>(text.size()) > t.len) {
-        *why = "the length of input is too long than schema. input length: " + std::to_string(text.size()) +
-               ", schema length: " + std::to_string(t.len);
+        // be/src/vec/sink/vtablet_block_convertor.cpp, _internal_validate_column.
+        *why = "the length of input is too long than schema. first 32 bytes of input str: [" +
+               std::string(text.substr(0, 32)) + "] schema length: " + std::to_string(t.len) +
+               "; actual length: " + std::to_string(text.size()) + "; ";
         return false;
       }
       append_json_string(out, text);
