@@ -488,7 +488,13 @@ void Pipeline::Impl::mark_committed(ClosingEpoch& c) {
     if (!fresh) it->second = std::max(it->second, seq);
   }
   deps_.metrics.observe_commit_latency(std::chrono::duration<double>(Clock::now() - c.committing_since).count());
-  for (const auto& p : c.record.partitions) committed_[{p.topic, p.partition}] = p.end_offset;
+  for (const auto& p : c.record.partitions) {
+    committed_[{p.topic, p.partition}] = p.end_offset;
+    if (auto h = handled_bad_.find({p.topic, p.partition}); h != handled_bad_.end()) {
+      h->second.erase(h->second.begin(), h->second.lower_bound(p.end_offset));
+      if (h->second.empty()) handled_bad_.erase(h);
+    }
+  }
   // Partitions first: whoever sees the new epoch number in /status sees its offsets.
   publish_partitions();
   deps_.metrics.set_epochs(open_.epoch, last_committed_epoch_);

@@ -242,9 +242,9 @@ std::optional<Error> Pipeline::Impl::finish_isolated(const Target& target, Table
         if (!rec && position_of(r) == pos) rec = &r;
     const decode::DecodeError bad{decode::DecodeErrorCode::RejectedByDoris, rec->topic, rec->partition, rec->offset,
                                   "table " + target.name(), "", why};
-    if (replaying) {
-      // Handled by the policy when the epoch was first read.
-      log_->info("replay: {} (handled when first read)", bad.message());
+    if (replaying || !first_handling(rec->topic, rec->partition, rec->offset)) {
+      // Handled by the policy when the range was first read.
+      log_->info("{} (handled when first read)", bad.message());
       continue;
     }
     deps_.metrics.add_bad_record(decode::to_string(bad.code), to_string(cfg_.bad_record_policy));

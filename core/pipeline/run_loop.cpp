@@ -365,7 +365,16 @@ Pipeline::Impl::KeyOnly Pipeline::Impl::key_only_delete(const Target& target, co
   return KeyOnly::Skip;
 }
 
+bool Pipeline::Impl::first_handling(std::string_view topic, int32_t partition, int64_t offset) {
+  if (cfg_.bad_record_policy == BadRecordPolicy::Fail) return true;
+  return handled_bad_[TopicPartition{std::string(topic), partition}].insert(offset).second;
+}
+
 void Pipeline::Impl::bad_record(const kafka::Message& msg, const decode::DecodeError& err) {
+  if (!first_handling(msg.topic, msg.partition, msg.offset)) {
+    log_->debug("bad record handled before, when its range was first read: {}", err.message());
+    return;
+  }
   const std::string reason = decode::to_string(err.code);
   deps_.metrics.add_bad_record(reason, to_string(cfg_.bad_record_policy));
   switch (cfg_.bad_record_policy) {

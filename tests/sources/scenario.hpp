@@ -80,9 +80,16 @@ void create_doris_tables(Emulator& emu, const Mode& m, const Matrix& matrix, con
 // where the 12 that do not fit go to the dead-letter topic (docs/decoding.md
 // "Rows that do not fit"), w_grow under add, which widens the column to
 // VARCHAR(16), then VARCHAR(32) (docs/schema-evolution.md "Long strings").
+// w_word (source: id, qty text) goes into a Doris INT column: the row check
+// leaves words to Doris, which refuses them; the table is isolated and the
+// records with words become dead letters with Doris' reason (docs/decoding.md
+// "What Doris still rejects"), the numbers load.
 inline constexpr const char* kLongStringTablesDdl =
     "CREATE TABLE w_long (id BIGINT PRIMARY KEY, note TEXT);\n"
-    "CREATE TABLE w_grow (id BIGINT PRIMARY KEY, note TEXT);\n";
+    "CREATE TABLE w_grow (id BIGINT PRIMARY KEY, note TEXT);\n"
+    "CREATE TABLE w_word (id BIGINT PRIMARY KEY, qty TEXT);\n";
+// w_word's rows: ids 1..12, words at these.
+inline constexpr int kWordIds[] = {3, 8, 9};
 // Tables under per-table delete modes and column transforms (docs/decoding.md,
 // "Delete modes", "Column transforms"), the same source SQL in both dialects:
 // w_soft under `delete_mode: soft` with a deleted-at column, w_keep under
