@@ -123,7 +123,11 @@ void Pipeline::Impl::step(Who who, Event event) {
           const int64_t precommit_floor_ms = unix_ms();
           std::vector<state::TableTxn> txns;
           std::optional<Error> err = finish_loads(open_.loads, txns);
-          if (!err && open_.dead_letters) err = deps_.dead_letters->flush(std::chrono::seconds(30));
+          if (!err && open_.dead_letters) {
+            err = deps_.dead_letters->flush(std::chrono::seconds(30));
+            // Letters handed over may not have arrived: the re-read sends them again.
+            if (err) handled_bad_.clear();
+          }
           if (err) {
             log_->warn("epoch {}: pre-commit failed: {}", open_.epoch, err->what());
             failure_ = *err;

@@ -242,18 +242,20 @@ std::optional<Error> Pipeline::Impl::finish_isolated(const Target& target, Table
         if (!rec && position_of(r) == pos) rec = &r;
     const decode::DecodeError bad{decode::DecodeErrorCode::RejectedByDoris, rec->topic, rec->partition, rec->offset,
                                   "table " + target.name(), "", why};
-    if (replaying || !first_handling(rec->topic, rec->partition, rec->offset)) {
+    if (replaying || handled_before(rec->topic, rec->partition, rec->offset)) {
       // Handled by the policy when the range was first read.
       log_->info("{} (handled when first read)", bad.message());
       continue;
     }
     deps_.metrics.add_bad_record(decode::to_string(bad.code), to_string(cfg_.bad_record_policy));
     if (cfg_.bad_record_policy == BadRecordPolicy::Skip) {
+      note_handled(rec->topic, rec->partition, rec->offset);
       log_->warn("skipping bad record: {}", bad.message());
       continue;
     }
     if (auto e = deps_.dead_letters->produce(cfg_.dead_letter_topic, view_of(*rec, headers), bad.message()))
       return *e;
+    note_handled(rec->topic, rec->partition, rec->offset);
     open_.dead_letters = true;
     log_->warn("bad record sent to dead-letter topic {}: {}", cfg_.dead_letter_topic, bad.message());
   }

@@ -281,12 +281,14 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   std::optional<Error> finish_isolated(const Target& target, TableLoads& tl, bool replaying);
   // Tables whose rows are buffered per record and sent at the epoch's end.
   std::set<Target> isolate_;
-  // Bad records handled (skipped or dead-lettered) since their partition's
-  // last commit: a range read again after a failure (a rewind, an isolated
-  // table) does not send them again. Pruned as epochs commit.
+  // Bad records handled (skipped, or dead-lettered and handed to the
+  // producer) since their partition's last commit: a range read again after
+  // a failure (a rewind, an isolated table) does not send them again. Pruned
+  // as epochs commit; emptied when the dead-letter flush fails (a letter
+  // handed over may not have arrived).
   std::map<TopicPartition, std::set<int64_t>> handled_bad_;
-  // False when the record at that position was handled before (nothing to do).
-  bool first_handling(std::string_view topic, int32_t partition, int64_t offset);
+  bool handled_before(std::string_view topic, int32_t partition, int64_t offset) const;
+  void note_handled(std::string_view topic, int32_t partition, int64_t offset);
   void start_commits(ClosingEpoch& closing);
   void drive_closing(bool block);
   // known_aborted: Doris answered the commit with "already aborted" (the

@@ -378,13 +378,17 @@ Pipeline::Impl::KeyOnly Pipeline::Impl::key_only_delete(const Target& target, co
   return KeyOnly::Skip;
 }
 
-bool Pipeline::Impl::first_handling(std::string_view topic, int32_t partition, int64_t offset) {
-  if (cfg_.bad_record_policy == BadRecordPolicy::Fail) return true;
-  return handled_bad_[TopicPartition{std::string(topic), partition}].insert(offset).second;
+bool Pipeline::Impl::handled_before(std::string_view topic, int32_t partition, int64_t offset) const {
+  auto it = handled_bad_.find(TopicPartition{std::string(topic), partition});
+  return it != handled_bad_.end() && it->second.count(offset) > 0;
+}
+
+void Pipeline::Impl::note_handled(std::string_view topic, int32_t partition, int64_t offset) {
+  handled_bad_[TopicPartition{std::string(topic), partition}].insert(offset);
 }
 
 void Pipeline::Impl::bad_record(const kafka::Message& msg, const decode::DecodeError& err) {
-  if (!first_handling(msg.topic, msg.partition, msg.offset)) {
+  if (cfg_.bad_record_policy != BadRecordPolicy::Fail && handled_before(msg.topic, msg.partition, msg.offset)) {
     log_->debug("bad record handled before, when its range was first read: {}", err.message());
     return;
   }
@@ -399,6 +403,7 @@ void Pipeline::Impl::bad_record(const kafka::Message& msg, const decode::DecodeE
       return;
     }
     case BadRecordPolicy::Skip:
+      note_handled(msg.topic, msg.partition, msg.offset);
       log_->warn("skipping bad record: {}", err.message());
       return;
     case BadRecordPolicy::DeadLetter:
@@ -406,6 +411,7 @@ void Pipeline::Impl::bad_record(const kafka::Message& msg, const decode::DecodeE
         fail(*e, "dead-letter");
         return;
       }
+      note_handled(msg.topic, msg.partition, msg.offset);
       open_.dead_letters = true;
       log_->warn("bad record sent to dead-letter topic {}: {}", cfg_.dead_letter_topic, err.message());
       return;

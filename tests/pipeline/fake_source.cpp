@@ -502,13 +502,26 @@ std::optional<Error> FakeDlq::flush(std::chrono::milliseconds) {
   if (hook) hook();
   std::lock_guard lk(mu_);
   ++flushes_;
-  for (auto& l : letters_) l.flushed = true;
+  if (fail_flush_) {
+    auto e = std::move(*fail_flush_);
+    fail_flush_.reset();
+    for (auto& l : letters_)
+      if (!l.flushed) l.lost = true;
+    return e;
+  }
+  for (auto& l : letters_)
+    if (!l.lost) l.flushed = true;
   return std::nullopt;
 }
 
 std::vector<FakeDlq::Letter> FakeDlq::letters() const {
   std::lock_guard lk(mu_);
   return letters_;
+}
+
+void FakeDlq::fail_next_flush(Error e) {
+  std::lock_guard lk(mu_);
+  fail_flush_ = std::move(e);
 }
 
 int FakeDlq::flushes() const {

@@ -173,6 +173,7 @@ class FakeDlq final : public kafka::DeadLetterQueue {
     std::optional<std::string> value;
     std::string error;
     bool flushed = false;
+    bool lost = false;  // its delivery failed (fail_next_flush): it never arrives
   };
   std::optional<Error> produce(const std::string& topic, const kafka::Message& original,
                                const std::string& error_text) override;
@@ -181,12 +182,16 @@ class FakeDlq final : public kafka::DeadLetterQueue {
   int flushes() const;
   // Runs inside flush(), before the letters count as flushed.
   void set_on_flush(std::function<void()> hook);
+  // The next flush reports `e`: the letters not yet flushed were not
+  // delivered and never will be (librdkafka does not retry a failed delivery).
+  void fail_next_flush(Error e);
 
  private:
   mutable std::mutex mu_;
   std::vector<Letter> letters_;
   int flushes_ = 0;
   std::function<void()> on_flush_;
+  std::optional<Error> fail_flush_;
 };
 
 // ------------------------------------------------------------------ Doris

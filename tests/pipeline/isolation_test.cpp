@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include <map>
 #include <set>
 
 #include "tests/pipeline/ddl_world.hpp"
@@ -101,6 +102,27 @@ TEST_CASE("isolation: records whose rows Doris refuses go to the dead-letter top
   CHECK(w.metrics.snapshot().bad_records.at("rejected_by_doris|dead_letter") == kRefused.size());
   CHECK(w.metrics.epochs_committed >= 1);
   CHECK(open_txns(w) == 0);  // every probe's txn aborted
+}
+
+// A refused record is dead-lettered once per reading of its range, but one
+// whose letter may not have arrived (the flush failed) is sent again.
+TEST_CASE("isolation: after a failed dead-letter flush the range is read again and every letter sent again",
+          "[pipeline][isolation]") {
+  World w;
+  items(w);
+  test::FakeDlq dlq;
+  auto cfg = dead_letter_config(w, dlq);
+  dlq.fail_next_flush(Error(Disposition::Retry, "dead-letter delivery failed"));
+  auto res = w.run_until([&] { return w.emu.rows("d", "items").size() == expected_rows().size(); }, cfg);
+  REQUIRE_FALSE(res.error);
+  CHECK(rows_by_id(w) == expected_rows());
+  std::map<int64_t, int> flushed;
+  for (const auto& l : dlq.letters())
+    if (l.flushed) ++flushed[l.offset];
+  CHECK(flushed.size() == kRefused.size());
+  for (int64_t id : kRefused) CHECK(flushed.count(id - 1) == 1);
+  CHECK(dlq.flushes() >= 2);
+  CHECK(open_txns(w) == 0);
 }
 
 TEST_CASE("isolation: under bad_records fail the daemon stops at Doris' refusal, naming it", "[pipeline][isolation]") {
