@@ -5,6 +5,8 @@
 // over the same fake Kafka group and fake Doris, run one after the other.
 #include "tests/pipeline/unit_env.hpp"
 
+#include <functional>
+
 #include "state/group_meta.hpp"
 
 namespace {
@@ -165,19 +167,17 @@ TEST_CASE("group: a pending epoch another member left pre-committed is committed
   check_txns_clean(env);
 }
 
-// The group small-limits campaign: the next owner's commit of a txn left
-// pre-committed went through, but its answer came back "not found" (the
-// owner committed it meanwhile, or the reply was lost) and Doris forgot the
-// label before the re-probe: the member stopped ("vanished while it was
-// being committed") at every start while Doris kept forgetting.
-TEST_CASE("group: a txn committed while its next owner commits it, then forgotten by Doris, counts as committed",
-          "[pipeline][unit][group]") {
+// Member "a" resolves the epoch member "b" left pending (orders_3 among its
+// tables) while `fault` plays out in Doris: it catches up, Doris equals the
+// source, no txn is left open.
+namespace {
+void resolve_pending_under(const std::function<void(Env&)>& fault) {
   Env env;
   state::MemoryCheckpointStore store_b;
   env.produce(60);
   const auto rec = leave_pending(env, store_b, "b");
   REQUIRE(std::any_of(rec.txns.begin(), rec.txns.end(), [](const auto& t) { return t.table == "orders_3"; }));
-  env.doris.forget_next_commit("orders_3");
+  fault(env);
   env.produce(50);
   Runner a(env, instance(env, "a"));
   REQUIRE(a.wait_for([&] { return env.caught_up(); }));
@@ -185,6 +185,17 @@ TEST_CASE("group: a txn committed while its next owner commits it, then forgotte
   CHECK(a.metrics.pending_epochs_resolved >= 1);
   check_doris_matches(env, env.end_offsets());
   check_txns_clean(env);
+}
+}  // namespace
+
+// The group small-limits campaign: the next owner's commit of a txn left
+// pre-committed went through, but its answer came back "not found" (the
+// owner committed it meanwhile, or the reply was lost) and Doris forgot the
+// label before the re-probe: the member stopped ("vanished while it was
+// being committed") at every start while Doris kept forgetting.
+TEST_CASE("group: a txn committed while its next owner commits it, then forgotten by Doris, counts as committed",
+          "[pipeline][unit][group]") {
+  resolve_pending_under([](Env& env) { env.doris.forget_next_commit("orders_3"); });
 }
 
 // The group campaign under load: two members resolve the same pending
@@ -194,19 +205,7 @@ TEST_CASE("group: a txn committed while its next owner commits it, then forgotte
 // prober and stopped ("vanished while it was being committed").
 TEST_CASE("group: a label another member's probe holds for a moment is asked again, not taken for a running load",
           "[pipeline][unit][group]") {
-  Env env;
-  state::MemoryCheckpointStore store_b;
-  env.produce(60);
-  const auto rec = leave_pending(env, store_b, "b");
-  REQUIRE(std::any_of(rec.txns.begin(), rec.txns.end(), [](const auto& t) { return t.table == "orders_3"; }));
-  env.doris.busy_next_probes("orders_3", 2);
-  env.produce(50);
-  Runner a(env, instance(env, "a"));
-  REQUIRE(a.wait_for([&] { return env.caught_up(); }));
-  CHECK_FALSE(a.stop().error);
-  CHECK(a.metrics.pending_epochs_resolved >= 1);
-  check_doris_matches(env, env.end_offsets());
-  check_txns_clean(env);
+  resolve_pending_under([](Env& env) { env.doris.busy_next_probes("orders_3", 2); });
 }
 
 // Past Doris' pre-commit timeout a label Doris does not know may have expired
