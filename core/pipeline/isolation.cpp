@@ -165,7 +165,11 @@ std::optional<Error> Pipeline::Impl::finish_isolated(const Target& target, Table
   std::sort(loads.begin(), loads.end(), [](const OpenLoad* a, const OpenLoad* b) { return a->part < b->part; });
   // A record's rows can sit in several loads (a key change): refused in one,
   // it is left out of all.
-  std::map<Position, std::string> refused;
+  struct Refused {
+    std::string why;
+    const KeptRecord* record;  // in the first load that holds it
+  };
+  std::map<Position, Refused> refused;
   auto take_of = [&](const OpenLoad& l) {
     std::vector<bool> take;
     for (const auto& r : l.isolated->records) take.push_back(!refused.count(position_of(r)));
@@ -191,7 +195,7 @@ std::optional<Error> Pipeline::Impl::finish_isolated(const Target& target, Table
     auto failed = bisect.run(units, reason_of(err));
     probes += bisect.probes;
     if (failed) return load_failed(*l, std::move(*failed));
-    for (auto& [i, why] : bisect.bad) refused.emplace(position_of(iso.records[i]), why);
+    for (auto& [i, why] : bisect.bad) refused.emplace(position_of(iso.records[i]), Refused{why, &iso.records[i]});
   }
   for (OpenLoad* l : loads) {
     IsolatedRows& iso = *l->isolated;
@@ -235,11 +239,9 @@ std::optional<Error> Pipeline::Impl::finish_isolated(const Target& target, Table
   log_->info("table {}: {} record(s) Doris refuses found with {} load(s) of {} label(s)", target.name(),
              refused.size(), probes, loads.size());
   std::vector<kafka::Header> headers;
-  for (const auto& [pos, why] : refused) {
-    const KeptRecord* rec = nullptr;
-    for (OpenLoad* l : loads)
-      for (const auto& r : l->isolated->records)
-        if (!rec && position_of(r) == pos) rec = &r;
+  for (const auto& [pos, r] : refused) {
+    const KeptRecord* rec = r.record;
+    const std::string& why = r.why;
     const decode::DecodeError bad{decode::DecodeErrorCode::RejectedByDoris, rec->topic, rec->partition, rec->offset,
                                   "table " + target.name(), "", why};
     if (replaying || handled_before(rec->topic, rec->partition, rec->offset)) {
