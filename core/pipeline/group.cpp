@@ -114,7 +114,6 @@ Event Pipeline::Impl::commit_group_point(const state::EpochRecord& rec) {
   for (int attempt = 0;; ++attempt) {
     kafka::CommitResult r = deps_.source.commit_group(offsets);
     if (r.status == kafka::CommitStatus::Committed) {
-      fenced_since_rebalance_ = false;  // the group took this generation: the partitions are ours
       CDC2DORIS_CRASH_POINT("after_group_commit");
       return Event::GroupCommitted;
     }
@@ -158,7 +157,6 @@ Event Pipeline::Impl::commit_group_point(const state::EpochRecord& rec) {
   }
   failure_ = Error(Disposition::Retry, "epoch " + std::to_string(rec.epoch) + " fenced by the consumer group");
   failure_reason_ = "fenced";
-  fenced_since_rebalance_ = true;
   ++deps_.metrics.epochs_fenced;
   return Event::Fenced;
 }

@@ -462,9 +462,6 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   bool subscribed_ = false;
   bool catching_up_ = false;  // a poll came at least half full since the last empty one (end_epoch_if_caught_up)
   int consecutive_failures_ = 0;
-  // The group refused this member's generation and no rebalance came since:
-  // a zombie whose partitions others own now (run_loop.cpp, offset gaps).
-  bool fenced_since_rebalance_ = false;
   std::optional<Error> failure_;  // what the next failure event is about
   std::optional<Clock::time_point> stop_deadline_;  // set once the stop request is seen
   bool closing_source_ = false;  // inside the final source.close()

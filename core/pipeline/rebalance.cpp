@@ -12,7 +12,6 @@ namespace cdc2doris::pipeline {
 // nothing may unwind through them. A stop raised inside is kept and re-thrown
 // by the run loop once poll() returned.
 kafka::OffsetMap Pipeline::Impl::on_assign(const std::vector<TopicPartition>& added) {
-  fenced_since_rebalance_ = false;
   try {
     return assign_partitions(added);
   } catch (const FatalStop& f) {
@@ -24,7 +23,6 @@ kafka::OffsetMap Pipeline::Impl::on_assign(const std::vector<TopicPartition>& ad
 }
 
 void Pipeline::Impl::on_revoke(const std::vector<TopicPartition>& revoked, bool lost) {
-  fenced_since_rebalance_ = false;
   try {
     revoke_partitions(revoked, lost);
   } catch (const FatalStop& f) {

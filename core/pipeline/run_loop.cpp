@@ -88,19 +88,6 @@ RunResult Pipeline::Impl::run() {
       // positions past the records the seek is to re-read).
       const uint64_t generation = rewind_generation_;
       for (const auto& e : polled.errors) {
-        // A member the group fenced (paused past its session: a zombie)
-        // re-reads from its own last epoch until librdkafka hears of the
-        // rebalance; meanwhile the partitions' new owners commit and
-        // retention may delete what it would re-read. That gap is not its
-        // own: it waits for the rebalance instead of stopping.
-        if (e.disposition() == Disposition::Fatal && fenced_since_rebalance_ && !e.context().topic.empty()) {
-          fail(Error(Disposition::Retry,
-                     e.message() + " (while the consumer group refuses this member's generation: the partition is "
-                                   "another member's now; waiting for the rebalance)",
-                     e.context()),
-               "kafka");
-          continue;
-        }
         if (e.disposition() == Disposition::Fatal) throw FatalStop{e};
         fail(e, "kafka");
       }

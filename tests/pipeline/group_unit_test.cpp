@@ -97,31 +97,6 @@ TEST_CASE("group: a member fenced at the commit point aborts its epoch and re-re
   check_txns_clean(env);
 }
 
-// The group campaign: a member paused past its session (a zombie) went on
-// reading, each epoch fenced at its commit point, while the partitions' new
-// owners committed and retention deleted what the zombie re-read from its own
-// last epoch: the offset gap stopped it (exit 1) for a gap that was not its own.
-TEST_CASE("group: an offset gap reported to a fenced member waits for the rebalance instead of stopping it",
-          "[pipeline][unit][group]") {
-  Env env;
-  env.produce(60);
-  Runner run(env, instance(env, "z"));
-  REQUIRE(run.wait_for([&] { return env.caught_up(); }));
-  const auto tp = env.source.partitions().front();
-  env.source.fence_next_group_commits(1, [&] {
-    ErrorContext ctx;
-    ctx.topic = tp.topic;
-    ctx.partition = tp.partition;
-    ctx.offset = 0;
-    env.source.inject_poll_error(Error(Disposition::Fatal, "Kafka: offset 0 is below the log start", ctx));
-  });
-  env.produce(40);
-  REQUIRE(run.wait_for([&] { return run.metrics.epochs_fenced == 1 && env.caught_up(); }));
-  CHECK_FALSE(run.stop().error);
-  check_doris_matches(env, env.end_offsets());
-  check_txns_clean(env);
-}
-
 TEST_CASE("group: a fenced epoch another member committed meanwhile is not re-read", "[pipeline][unit][group]") {
   Env env;
   env.produce(100);
