@@ -300,5 +300,12 @@ def method_text(cfg, defaults):
         "`delivery.memory_cap` and `kafka.properties.fetch.max.bytes` as listed ('default' = the daemon's own); "
         "peak RSS = VmHWM when the group committed everything.",
         "- decode / doris / emulator: the existing bench programs (bench/decode, bench/doris, bench/emulator), their "
-        "JSON (or key=value) output folded in unchanged, one process per repetition.",
+        "JSON (or key=value) output folded in unchanged, one process per repetition. bench-decode's `schema-avro` "
+        "(issue 34): the `schema` variant's records re-encoded as Debezium's Avro converter writes them (Avro "
+        "schemas after AvroData's conventions, Confluent framing, bench/decode/connect_avro.cpp) and read as "
+        "`decoding.format: avro` reads them: unframe, the schema id's core/avro ConnectBridge (writer schemas "
+        "cached before the clock starts; the registry is asked once per id, never per record), then the same "
+        "Decoder; every record's rows are compared with the JSON path's first and must be equal JSON values. CPU per "
+        "record is the decoding thread's CPU time (CLOCK_THREAD_CPUTIME_ID); the Avro/JSON ratio is per "
+        "repetition.",
     ]

@@ -15,6 +15,9 @@ PLAIN_1K_NOTE_CHARS = 300            # ~1 KB average plain value
 # (typed by the raw columns of the e2e tables): a thread that decodes and sends every record cannot
 # beat it, so the report sets the plain 1 KB ratio target next to it.
 PLAIN_1K_DECODE = "plain1k-raw"
+# The schema-envelope records in Confluent's Avro framing (issue 34 item 4), read as decoding.format avro
+# reads them; bench-decode runs it right after "schema" on the same records.
+AVRO_DECODE = "schema-avro"
 TOAST_ARGS = ["--mix", TOAST_MIX, "--toast-tables", "8", "--toast-partial-percent", str(TOAST_PARTIAL_PERCENT)]
 
 
