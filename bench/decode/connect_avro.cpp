@@ -118,7 +118,7 @@ void encode_value(const json::object& s, const json::value& v, std::string& out)
 
 }  // namespace
 
-std::string ConnectToAvro::encode(std::string_view connect_json) {
+std::string ConnectToAvro::encode(std::string_view connect_json, const std::string& subject) {
   const json::object rec = json::parse(connect_json).as_object();
   const json::object& schema = rec.at("schema").as_object();
   const std::string key = json::serialize(schema);
@@ -127,6 +127,7 @@ std::string ConnectToAvro::encode(std::string_view connect_json) {
     const int32_t id = static_cast<int32_t>(ids_.size()) + 1;
     std::set<std::string> defined;
     schemas_[id] = json::serialize(avro_type(schema, defined));
+    subjects_[id] = subject;
     it = ids_.emplace(key, id).first;
   }
   std::string body;

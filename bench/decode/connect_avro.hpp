@@ -19,15 +19,18 @@ namespace cdc2doris::bench {
 class ConnectToAvro {
  public:
   // One Confluent-framed record for a JsonConverter record; the schema is
-  // registered (given the next id) the first time its Connect schema is seen.
+  // registered (given the next id, from 1) the first time its Connect schema
+  // is seen, under `subject` (a registry's subject, e.g. "{topic}-value").
   // Throws std::runtime_error for a record it cannot express.
-  std::string encode(std::string_view connect_json);
+  std::string encode(std::string_view connect_json, const std::string& subject = "");
   // id -> the Avro schema's JSON, what a registry would answer for the id.
   const std::map<int32_t, std::string>& schemas() const { return schemas_; }
+  // id -> the subject it was first seen under.
+  const std::map<int32_t, std::string>& subjects() const { return subjects_; }
 
  private:
   std::map<std::string, int32_t> ids_;  // Connect schema text -> id
-  std::map<int32_t, std::string> schemas_;
+  std::map<int32_t, std::string> schemas_, subjects_;
 };
 
 }  // namespace cdc2doris::bench

@@ -22,6 +22,11 @@
 //       ~50k records/s on the bench machine, less than the daemon reads, so
 //       the first min(N, 65,536) records are generated up front and sent
 //       round robin (meant for --mix 1,0,0,0: each one an insert).
+//       --format avro: the schema format's records re-encoded as Debezium's
+//       Avro converter writes them, in Confluent's framing with schema ids
+//       from 1 in order of first use (bench/decode/connect_avro.hpp);
+//       --avro-schemas FILE gets one line per id, `id<TAB>subject<TAB>Avro
+//       schema JSON`, for the caller to register in that order.
 //       --topic-config: settings of the topics it creates (the freshness
 //       bench: message.timestamp.type=LogAppendTime).
 //   bench-kafka timestamps --bootstrap B --topic-regex R --out FILE
@@ -53,6 +58,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -60,6 +66,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/decode/connect_avro.hpp"
 #include "tools/workload/workload.hpp"
 
 namespace {
@@ -237,8 +244,11 @@ int cmd_produce(const Args& a) {
   o.partitions = static_cast<int>(a.num("--partitions", 4));
   o.server = a.get("--server", "bench");
   o.db = a.get("--db", "shop");
-  auto fmt = parse_format(a.get("--format", "plain"));
+  const bool avro = a.get("--format") == "avro";
+  auto fmt = avro ? std::optional<Format>(Format::Schema) : parse_format(a.get("--format", "plain"));
   if (!fmt) throw std::runtime_error("unknown --format");
+  if (avro && a.num("--rate", 0) > 0) throw std::runtime_error("--format avro is for backlogs, not --rate");
+  cdc2doris::bench::ConnectToAvro encoder;
   o.format = *fmt;
   o.note_chars = static_cast<size_t>(a.num("--note-chars", static_cast<long long>(o.note_chars)));
   o.toast_tables = static_cast<int>(a.num("--toast-tables", 0));
@@ -295,6 +305,10 @@ int cmd_produce(const Args& a) {
     }
     Record r = rate > 0 ? stamped(pool[static_cast<size_t>(i) % pool.size()]) : gen.next();
     const std::string& topic = topic_of.at(r.table);
+    if (avro) {
+      r.key = encoder.encode(r.key, topic + "-key");
+      if (r.value) r.value = encoder.encode(*r.value, topic + "-value");
+    }
     key_bytes += r.key.size();
     if (r.value) {
       value_bytes += r.value->size();
@@ -325,11 +339,18 @@ int cmd_produce(const Args& a) {
   rd_kafka_resp_err_t fe = rd_kafka_flush(rk.get(), 300000);
   if (fe != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(std::string("flush: ") + rd_kafka_err2str(fe));
   const double secs = since(t0);
+  if (avro) {
+    std::FILE* f = std::fopen(a.get("--avro-schemas").c_str(), "w");
+    if (f == nullptr) throw std::runtime_error("--format avro needs a writable --avro-schemas FILE");
+    for (const auto& [id, schema] : encoder.schemas())
+      std::fprintf(f, "%d\t%s\t%s\n", id, encoder.subjects().at(id).c_str(), schema.c_str());
+    std::fclose(f);
+  }
   std::printf(
       "{\"records\":%lld,\"tables\":%d,\"partitions\":%d,\"topics\":%zu,\"format\":\"%s\",\"key_bytes\":%llu,"
       "\"value_bytes\":%llu,\"tombstones\":%llu,\"partial_rows\":%llu,\"key_only_deletes\":%llu,"
       "\"avg_value_bytes\":%.1f,\"produce_s\":%.3f%s}\n",
-      records, o.tables, o.partitions, topic_names.size(), to_string(o.format),
+      records, o.tables, o.partitions, topic_names.size(), avro ? "avro" : to_string(o.format),
       static_cast<unsigned long long>(key_bytes), static_cast<unsigned long long>(value_bytes),
       static_cast<unsigned long long>(tombstones), static_cast<unsigned long long>(partial_rows),
       static_cast<unsigned long long>(key_only_deletes),

@@ -148,6 +148,11 @@ def build_table(res):
             rows.append(row(f"{label}: cdc2doris records/s consuming (no final epoch wait)",
                             f["records_per_s_consuming"], "rec/s", "plain consumer", b["records_per_s"]))
             ceiling_rows(rows, label, v, run["stream"], f)
+            if "ratio_vs_json" in f:  # the schema variant's Avro mode against its JSON mode (issue 34)
+                rows.append(row(f"{label}: cdc2doris records/s, Avro over JSON (same records)", f["ratio_vs_json"],
+                                "×", ratio=f["ratio_vs_json"]["median"]))
+                rows.append(row(f"{label}: cdc2doris CPU per record, Avro over JSON (same records)",
+                                f["cpu_ratio_vs_json"], "×", ratio=f["cpu_ratio_vs_json"]["median"]))
             ceiling = decode_ceiling(res, key)
             if ceiling:
                 rows.append(row(f"{label}: decoding alone on one core (bench-decode, same records)", ceiling, "rec/s",
