@@ -246,9 +246,11 @@ bool Pipeline::Impl::replay_still_owned() {
       if (m.kind == state::GroupMeta::Kind::Committed) committed_elsewhere = true;
       if (m.kind != state::GroupMeta::Kind::Legacy) continue;
     }
-    // An idle partition still names what it named before the epoch: only an
-    // offset past the epoch's shows that another owner loaded it since.
-    if (!all_idle && p.end_offset == p.start_offset && g->second.offset <= p.start_offset) continue;
+    // An idle partition holds nothing of the epoch (the commit point left it
+    // out): what its owners did there since, loading past it included,
+    // cannot meet the epoch's rows (found by the group campaign with real
+    // expiries: a new owner loaded past one, and the writer stopped).
+    if (!all_idle && p.end_offset == p.start_offset) continue;
     moved.push_back(tp);
   }
   if (!committed_elsewhere && moved.empty()) return true;
