@@ -96,8 +96,7 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
   o.topic_prefix = "gcrash";
   o.seed = seed;
   o.compacted_tables = {"orders_4"};  // read behind the cleaner by every new owner (issue 31)
-  // CDC2DORIS_GROUP_EXPIRIES=1 (opt-in, not in ctest yet: about 1 run in 3
-  // stops on an open case of issue 31, see docs/architecture.md):
+  // CDC2DORIS_GROUP_EXPIRIES=1 (ctest pipeline_e2e_group_expiries_test):
   // Doris expires pre-commits after 2 s (FE
   // stream_load_default_precommit_timeout_second), the members know it
   // (doris.precommit_timeout, no clock skew on one host), and every other
@@ -120,11 +119,21 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
   for (size_t i = 0; i < members.size(); ++i) members[i].name = "m" + std::to_string(i);
   std::vector<std::string> names{"m0", "m1", "m2"};
   const size_t chunk = static_cast<size_t>(total / (rounds + 3) + 1);
+  size_t supervisor_restarts = 0;
   auto check_alive = [&](Member& m) {
-    if (m.proc && !m.proc->running())
-      FAIL("member " << m.name << " died on its own (status " << m.proc->wait(1s).value_or(-1)
-                     << "); log tail:\n"
-                     << h.member_log_tail(m.name));
+    if (!m.proc || m.proc->running()) return;
+    const auto st = m.proc->wait(1s);
+    // Exit 4 asks to be started again (a Retry stop: here a pending epoch
+    // whose expired part only its writer can replay), and systemd's
+    // Restart=on-failure (deploy/systemd) does so. Modelled where such stops
+    // are expected; anywhere else, and any other status, fails the campaign.
+    if (expiries_allowed && st == std::optional<int>(4)) {
+      ++supervisor_restarts;
+      m.proc = h.start_member(m.name);
+      return;
+    }
+    FAIL("member " << m.name << " died on its own (status " << st.value_or(-1) << "); log tail:\n"
+                   << h.member_log_tail(m.name));
   };
 
   // 1 instance, then 3.
@@ -205,7 +214,10 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
   members[2].proc.reset();
   h.produce(chunk);
   for (auto& m : members) check_alive(m);
-  require_caught_up(h, 300s, names);
+  for (const auto until = std::chrono::steady_clock::now() + 300s; !h.wait_caught_up(2s);) {
+    for (auto& m : members) check_alive(m);
+    if (std::chrono::steady_clock::now() >= until) require_caught_up(h, 0s, names);
+  }
   for (auto& m : members) {
     if (!m.proc) continue;
     const int st = m.proc->stop(60s);
@@ -215,7 +227,8 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
   std::cout << "group crash campaign: seed " << seed << ", " << h.produced() << " records, " << kills
             << " SIGKILLs, " << zombies << " zombies, " << restarts << " clean restarts, " << duplicates
             << " duplicate starts refused, " << retentions << " retention runs, " << expiries
-            << " long freezes or restarts, " << h.count_log("replaying epoch") << " replays, " << h.compacted_away()
+            << " long freezes or restarts, " << h.count_log("replaying epoch") << " replays, " << supervisor_restarts
+            << " restarts after exit 4, " << h.compacted_away()
             << " records compacted away, "
             << h.count_log("fenced by the consumer group") << " fenced epochs, "
             << h.count_log("was pending in the consumer group") << " pending epochs resolved\n";
