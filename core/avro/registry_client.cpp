@@ -32,6 +32,7 @@ void run(asio::io_context& ioc) {
 struct Reply {
   unsigned status = 0;
   std::string body;
+  std::string artifact_type;
 };
 
 // Throws beast::system_error on any transport failure (timeout included).
@@ -71,7 +72,9 @@ Reply http_get(const std::string& host, const std::string& port, const std::stri
   if (ec) throw beast::system_error(ec);
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  return Reply{parser.get().result_int(), std::move(parser.get().body())};
+  auto& res = parser.get();
+  const auto type = res.find("X-Registry-ArtifactType");
+  return Reply{res.result_int(), std::move(res.body()), type == res.end() ? "" : std::string(type->value())};
 }
 
 std::string shorten(std::string s) {
@@ -112,28 +115,52 @@ std::variant<RegistryClient::Answer, RegistryFailure> RegistryClient::get(const 
     return RegistryFailure{RegistryFailure::Kind::Refused,
                            where + ": the registry refused the credentials of decoding.schema_registry (HTTP " +
                                std::to_string(reply.status) + " " + shorten(reply.body) + ")"};
-  return Answer{reply.status, std::move(reply.body)};
+  return Answer{reply.status, std::move(reply.body), std::move(reply.artifact_type)};
 }
 
 std::variant<size_t, RegistryFailure> RegistryClient::probe() {
   const std::string where = "the registry at " + options_.url;
-  auto got = get("/subjects", where);
+  const bool apicurio = options_.api == RegistryApi::Apicurio;
+  // Apicurio's search answers {"artifacts": [...], "count": N}; one is enough to see N.
+  const std::string path = apicurio ? "/search/artifacts?limit=1" : "/subjects";
+  auto got = get(path, where);
   if (auto* f = std::get_if<RegistryFailure>(&got)) return *f;
   const Answer& answer = std::get<Answer>(got);
   boost::system::error_code ec;
   const auto doc = boost::json::parse(answer.body, ec);
-  if (answer.status != 200 || ec || !doc.is_array())
-    return RegistryFailure{RegistryFailure::Kind::Unreachable,
-                           where + ": expected HTTP 200 with a JSON array of subjects from " + options_.url +
-                               "/subjects, got HTTP " + std::to_string(answer.status) + " " + shorten(answer.body)};
-  return doc.get_array().size();
+  if (answer.status == 200 && !ec) {
+    if (!apicurio && doc.is_array()) return doc.get_array().size();
+    const auto* count = doc.is_object() ? doc.get_object().if_contains("count") : nullptr;
+    if (apicurio && count != nullptr && count->is_int64() && count->get_int64() >= 0)
+      return static_cast<size_t>(count->get_int64());
+  }
+  return RegistryFailure{RegistryFailure::Kind::Unreachable,
+                         where + ": expected HTTP 200 with " +
+                             (apicurio ? "a JSON object with a \"count\" of artifacts" : "a JSON array of subjects") +
+                             " from " + options_.url + path + ", got HTTP " + std::to_string(answer.status) + " " +
+                             shorten(answer.body)};
 }
 
-std::variant<RegistryClient::Schema, RegistryFailure> RegistryClient::schema(int32_t id) {
-  if (auto it = cache_.find(id); it != cache_.end()) return it->second;
-  const std::string where = "schema id " + std::to_string(id) + " from the registry at " + options_.url;
+std::string RegistryClient::describe(SchemaRef ref) const {
+  if (ref.kind == IdKind::Global) return "global id " + std::to_string(ref.id);
+  return (options_.api == RegistryApi::Apicurio ? "content id " : "schema id ") + std::to_string(ref.id);
+}
+
+std::variant<RegistryClient::Schema, RegistryFailure> RegistryClient::schema(SchemaRef ref) {
+  if (auto it = cache_.find(ref); it != cache_.end()) return it->second;
+  const std::string where = describe(ref) + " from the registry at " + options_.url;
+  const bool apicurio = options_.api == RegistryApi::Apicurio;
+  if (ref.kind == IdKind::Global && !apicurio)
+    return RegistryFailure{RegistryFailure::Kind::WrongApi,
+                           where + ": Confluent's API serves no global ids (Apicurio's ccompat API takes content "
+                                   "ids); set decoding.schema_registry.api: apicurio with its /apis/registry/v2 URL"};
   ++fetches_;
-  auto got = get("/schemas/ids/" + std::to_string(id), where);
+  const std::string id = std::to_string(ref.id);
+  // Confluent wraps the schema in JSON; Apicurio answers the artifact's own text.
+  const std::string path = !apicurio                   ? "/schemas/ids/" + id
+                           : ref.kind == IdKind::Global ? "/ids/globalIds/" + id
+                                                        : "/ids/contentIds/" + id;
+  auto got = get(path, where);
   if (auto* f = std::get_if<RegistryFailure>(&got)) return *f;
   const Answer& answer = std::get<Answer>(got);
   const std::string got_text = "HTTP " + std::to_string(answer.status) + " " + shorten(answer.body);
@@ -144,23 +171,35 @@ std::variant<RegistryClient::Schema, RegistryFailure> RegistryClient::schema(int
     return RegistryFailure{RegistryFailure::Kind::Unreachable, where + ": expected HTTP 200, got " + got_text};
   boost::system::error_code ec;
   const auto doc = boost::json::parse(answer.body, ec);
-  const auto* obj = ec ? nullptr : doc.if_object();
-  const auto* text = obj != nullptr ? obj->if_contains("schema") : nullptr;
-  if (text == nullptr || !text->is_string())
-    return RegistryFailure{RegistryFailure::Kind::Unreachable,
-                           where + ": expected a JSON object with a \"schema\" string, got " + got_text};
-  // Confluent omits schemaType for Avro, its default.
-  if (const auto* type = obj->if_contains("schemaType");
-      type != nullptr && !(type->is_string() && type->get_string() == "AVRO"))
-    return RegistryFailure{RegistryFailure::Kind::NotAvro,
-                           where + ": expected an Avro schema, got schemaType " + boost::json::serialize(*type)};
-  auto schema = std::make_shared<const std::string>(text->get_string());
+  std::string text;
+  if (apicurio) {
+    if (!answer.artifact_type.empty() && answer.artifact_type != "AVRO")
+      return RegistryFailure{RegistryFailure::Kind::NotAvro,
+                             where + ": expected an Avro schema, got artifact type " + answer.artifact_type};
+    if (ec)
+      return RegistryFailure{RegistryFailure::Kind::Unreachable,
+                             where + ": expected an Avro schema's JSON, got " + got_text};
+    text = answer.body;
+  } else {
+    const auto* obj = ec ? nullptr : doc.if_object();
+    const auto* schema_text = obj != nullptr ? obj->if_contains("schema") : nullptr;
+    if (schema_text == nullptr || !schema_text->is_string())
+      return RegistryFailure{RegistryFailure::Kind::Unreachable,
+                             where + ": expected a JSON object with a \"schema\" string, got " + got_text};
+    // Confluent omits schemaType for Avro, its default.
+    if (const auto* type = obj->if_contains("schemaType");
+        type != nullptr && !(type->is_string() && type->get_string() == "AVRO"))
+      return RegistryFailure{RegistryFailure::Kind::NotAvro,
+                             where + ": expected an Avro schema, got schemaType " + boost::json::serialize(*type)};
+    text = schema_text->get_string();
+  }
+  auto schema = std::make_shared<const std::string>(std::move(text));
   if (cache_.size() >= options_.max_cached_ids) {
     cache_.erase(order_.front());
     order_.pop_front();
   }
-  cache_.emplace(id, schema);
-  order_.push_back(id);
+  cache_.emplace(ref, schema);
+  order_.push_back(ref);
   return schema;
 }
 
