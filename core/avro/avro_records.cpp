@@ -27,6 +27,15 @@ struct HeaderId {
   std::string_view value;
   IdKind kind;
 };
+// Without an id Apicurio's serializer names the artifact in headers instead:
+// then the body is bare too, but this reader cannot tell which version.
+bool has_artifact_header(const decode::KafkaRecord& in, std::string_view side) {
+  const std::string_view name = side == "key" ? "apicurio.key.artifactId" : "apicurio.value.artifactId";
+  for (const auto& h : in.headers)
+    if (h.first == name) return true;
+  return false;
+}
+
 std::optional<HeaderId> header_id(const decode::KafkaRecord& in, std::string_view side) {
   const bool key = side == "key";
   const std::string_view global = key ? "apicurio.key.globalId" : "apicurio.value.globalId";
@@ -154,6 +163,11 @@ std::optional<AvroRecords::Failure> AvroRecords::convert(const decode::KafkaReco
     if (!f) view = out;
     return f;
   }
+  if (has_artifact_header(in, side))
+    return bad(in, Code::InvalidAvro, side,
+               "Apicurio's apicurio." + std::string(side) + ".globalId or contentId header",
+               "only the artifact's name in headers (apicurio." + std::string(side) +
+                   ".artifactId): schemas by artifact and version are not read");
   if (format == RecordFormat::Auto && looks_like_json(bytes)) return std::nullopt;
   if (format == RecordFormat::Auto && (bytes.empty() || bytes[0] != '\0'))
     return bad(in, Code::UnknownFormat, side,

@@ -199,6 +199,12 @@ TEST_CASE("avro records: Apicurio's id headers carry the id of a bare Avro body"
   CHECK(bad->code == decode::DecodeErrorCode::InvalidAvro);
   CHECK_THAT(bad->message(), Catch::Contains("value (header apicurio.value.globalId)") &&
                                  Catch::Contains("global id 9") && Catch::Contains("artifact type PROTOBUF"));
+  in.headers = {{"apicurio.value.groupId", "default"}, {"apicurio.value.artifactId", "srv.public.t-value"}};
+  f = apicurio.to_json(in, out);
+  REQUIRE(f.has_value());
+  bad = std::get_if<decode::DecodeError>(&*f);
+  REQUIRE(bad != nullptr);
+  CHECK_THAT(bad->message(), Catch::Contains("only the artifact's name in headers (apicurio.value.artifactId)"));
   const std::string id11 = long_be(11);
   in.headers = {{"apicurio.value.globalId", id11}};
   f = apicurio.to_json(in, out);
