@@ -133,6 +133,7 @@ struct Config {
   avro::RecordOptions record_format;
   avro::RegistryOptions schema_registry;
   std::string schema_registry_password_file;  // read into schema_registry.password after parsing
+  std::string schema_registry_bearer_token_file;  // read into schema_registry.bearer_token after parsing
 
   std::string state_dir = "/var/lib/cdc2doris";
   int state_retention_epochs = 100;

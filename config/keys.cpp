@@ -725,7 +725,7 @@ std::vector<Key<Config>> declare() {
       C::string("decoding.schema_registry.url", FIELD(schema_registry.url),
                 "Schema registry for Avro records, the base of the API `api` names: e.g. `http://registry:8081` "
                 "(Confluent), `http://registry:8080/apis/ccompat/v7` or, with `api: apicurio`, "
-                "`http://registry:8080/apis/registry/v2` (Apicurio). http only."),
+                "`http://registry:8080/apis/registry/v2` (Apicurio); https with `tls.*`."),
       C::string("decoding.schema_registry.user", FIELD(schema_registry.user),
                 "User for HTTP basic authentication to the registry; empty: none."),
       C::secret("decoding.schema_registry.password", FIELD(schema_registry.password),
@@ -733,6 +733,19 @@ std::vector<Key<Config>> declare() {
       C::secret_file("decoding.schema_registry.password_file", FIELD(schema_registry_password_file),
                      FIELD(schema_registry.password),
                      "File whose content (trailing newline stripped) is `decoding.schema_registry.password`."),
+      C::secret("decoding.schema_registry.bearer_token", FIELD(schema_registry.bearer_token),
+                "Token sent as `Authorization: Bearer TOKEN` to the registry (not with `user`); empty: none. "
+                "Prefer `bearer_token_file` or `${ENV}`."),
+      C::secret_file("decoding.schema_registry.bearer_token_file", FIELD(schema_registry_bearer_token_file),
+                     FIELD(schema_registry.bearer_token),
+                     "File whose content (trailing newline stripped) is `decoding.schema_registry.bearer_token`."),
+      C::string("decoding.schema_registry.tls.ca_file", FIELD(schema_registry.ca_file),
+                "With an https `url`: PEM bundle the registry's certificate must chain to (its name or IP address "
+                "is checked against the URL's host); empty: the system's CAs."),
+      C::string("decoding.schema_registry.tls.cert_file", FIELD(schema_registry.cert_file),
+                "With an https `url`: PEM client certificate (chain) presented to the registry; with `key_file`."),
+      C::string("decoding.schema_registry.tls.key_file", FIELD(schema_registry.key_file),
+                "PEM private key of `tls.cert_file`."),
       C::duration("decoding.schema_registry.timeout", FIELD(schema_registry.timeout), at_least(1),
                   "Connect, send and read timeout of one registry request; an unanswered request is retried "
                   "with the pipeline's backoff."),

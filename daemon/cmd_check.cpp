@@ -152,7 +152,13 @@ class Checker {
     const std::string what = "schema registry " + cfg_.schema_registry.url;
     auto options = cfg_.schema_registry;
     options.timeout = std::min(options.timeout, timeout_);
-    auto got = avro::RegistryClient(options).probe();
+    std::variant<size_t, avro::RegistryFailure> got;
+    try {
+      got = avro::RegistryClient(options).probe();
+    } catch (const std::invalid_argument& e) {
+      failed(what, e.what());
+      return;
+    }
     if (auto* f = std::get_if<avro::RegistryFailure>(&got)) {
       failed(what, f->message);
       return;

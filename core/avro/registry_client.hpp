@@ -14,9 +14,14 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <variant>
+
+namespace boost::asio::ssl {
+class context;
+}
 
 namespace cdc2doris::avro {
 
@@ -47,13 +52,19 @@ struct SchemaRefHash {
 };
 
 struct RegistryOptions {
-  // Base of the API `api` names. http only for now.
+  // Base of the API `api` names, http:// or https://.
   std::string url;
   std::string user;      // basic auth when set
   std::string password;  // secret: never in messages
   std::chrono::milliseconds timeout{10000};  // connect, send and read, each
   size_t max_cached_ids = 1000;
   RegistryApi api = RegistryApi::Confluent;
+  std::string bearer_token{};  // secret: `Authorization: Bearer` when set (not with `user`)
+  // https: the CA bundle the registry's certificate must chain to (empty:
+  // the system's), and a client certificate (chain) and key to present.
+  std::string ca_file{};
+  std::string cert_file{};
+  std::string key_file{};
   bool operator==(const RegistryOptions&) const = default;
 };
 
@@ -71,8 +82,14 @@ struct RegistryFailure {
 
 class RegistryClient {
  public:
-  // Throws std::invalid_argument for a URL it cannot use.
+  // Throws std::invalid_argument for a URL, TLS files or credentials it
+  // cannot use (user and bearer_token both set).
   explicit RegistryClient(RegistryOptions options);
+  // What is wrong with `url` (never showing credentials in it), if anything.
+  static std::optional<std::string> url_problem(const std::string& url);
+  ~RegistryClient();
+  RegistryClient(const RegistryClient&) = delete;
+  RegistryClient& operator=(const RegistryClient&) = delete;
 
   using Schema = std::shared_ptr<const std::string>;  // the Avro schema's JSON text
   std::variant<Schema, RegistryFailure> schema(SchemaRef ref);
@@ -99,6 +116,7 @@ class RegistryClient {
   std::variant<Answer, RegistryFailure> get(const std::string& path, const std::string& where) const;
   RegistryOptions options_;
   std::string host_, port_, base_target_;
+  std::unique_ptr<boost::asio::ssl::context> tls_;  // for https only
   std::unordered_map<SchemaRef, Schema, SchemaRefHash> cache_;
   std::deque<SchemaRef> order_;  // oldest first: evicted when the cache is full
   size_t fetches_ = 0;

@@ -162,7 +162,8 @@ decoding:
   format: avro
   topic_formats: {"json\\..*": json}
   avro: {id_bytes: 8, id_kind: global}
-  schema_registry: {url: "http://registry:8081/apis/registry/v2", api: apicurio, user: reg, password: "registry-secret-4", timeout: 3s}
+  schema_registry: {url: "http://registry:8081/apis/registry/v2", api: apicurio, user: reg, password: "registry-secret-4", timeout: 3s,
+                    bearer_token: "registry-token-5", tls: {ca_file: /etc/r/ca.pem, cert_file: /etc/r/c.pem, key_file: /etc/r/k.pem}}
 state:
   dir: /tmp/x
   retention_epochs: 10
@@ -187,7 +188,7 @@ logging:
     std::string last(k.path.substr(k.path.rfind('.') + 1));
     INFO(k.path);
     if (k.path == "doris.password_file" || k.path == "admin.token_file" ||
-        k.path == "decoding.schema_registry.password_file")
+        k.path == "decoding.schema_registry.password_file" || k.path == "decoding.schema_registry.bearer_token_file")
       continue;  // own tests below, and keys_test.cpp's for every secret file
     CHECK(full.find(last + ":") != std::string::npos);
   }
@@ -259,6 +260,11 @@ logging:
   CHECK(std::find(secrets.begin(), secrets.end(), "kafka-secret-1") != secrets.end());
   CHECK(std::find(secrets.begin(), secrets.end(), "admin-secret-3") != secrets.end());
   CHECK(std::find(secrets.begin(), secrets.end(), "registry-secret-4") != secrets.end());
+  CHECK(std::find(secrets.begin(), secrets.end(), "registry-token-5") != secrets.end());
+  CHECK(c.schema_registry.bearer_token == "registry-token-5");
+  CHECK(c.schema_registry.ca_file == "/etc/r/ca.pem");
+  CHECK(c.schema_registry.cert_file == "/etc/r/c.pem");
+  CHECK(c.schema_registry.key_file == "/etc/r/k.pem");
   CHECK(c.record_format.format == avro::RecordFormat::Avro);
   CHECK(c.schema_registry.url == "http://registry:8081/apis/registry/v2");
   CHECK(c.schema_registry.api == avro::RegistryApi::Apicurio);
@@ -277,6 +283,7 @@ logging:
   CHECK(dump.find("doris-secret-2") == std::string::npos);
   CHECK(dump.find("kafka-secret-1") == std::string::npos);
   CHECK(dump.find("registry-secret-4") == std::string::npos);
+  CHECK(dump.find("registry-token-5") == std::string::npos);
   CHECK(dump.find("[redacted]") != std::string::npos);
 }
 
@@ -664,8 +671,8 @@ TEST_CASE("config: decoding.format avro needs a usable schema registry URL, neve
   CHECK_THAT(userinfo, Catch::Contains("decoding.schema_registry.url") &&
                            Catch::Contains("credentials go in user and password"));
   CHECK(userinfo.find("pw-in-url") == std::string::npos);
-  CHECK_THAT(error_of(base + "  format: avro\n  schema_registry: {url: \"https://r:8081\"}\n"),
-             Catch::Contains("https is not supported yet"));
+  CHECK_THAT(error_of(base + "  format: avro\n  schema_registry: {url: \"ftp://r:8081\"}\n"),
+             Catch::Contains("expected http[s]://HOST[:PORT][/PATH]"));
   std::map<std::string, std::string> env;
   const auto c = config::load_string(base + "  format: avro\n  schema_registry: {url: \"http://r:8081\"}\n", "t.yaml", &env);
   CHECK(c.record_format.format == avro::RecordFormat::Avro);

@@ -48,6 +48,7 @@ std::string special_sample(const std::string& path, const std::string& secret_fi
       {"decoding.time_zone", "Asia/Tokyo"},
       {"decoding.schema_registry.url", "\"http://registry:8081\""},
       {"decoding.schema_registry.password_file", "FILE"},
+      {"decoding.schema_registry.bearer_token_file", "FILE"},
       {"decoding.topic_formats", "{\"^srv\\\\..*\": avro}"},
       {"admin.listen", "\"127.0.0.1:9\""},
       {"routing.tables.*.columns", "[\"id BIGINT\"]"},
