@@ -402,9 +402,13 @@ std::vector<Key<Config>> declare() {
                     "(Kubernetes, Docker)."),
       C::duration("doris.precommit_timeout", FIELD(delivery.precommit_timeout_ms), at_least(1000),
                   "Doris' FE `stream_load_default_precommit_timeout_second` (3600): how long Doris keeps a "
-                  "pre-committed txn before aborting it. Within it (less 5 minutes for clock skew) a label Doris no "
-                  "longer knows was committed and forgotten (`label_num_threshold`), so its epoch is not re-read. "
+                  "pre-committed txn before aborting it. Within it (less `doris.clock_skew_allowance`) a label Doris "
+                  "no longer knows was committed and forgotten (`label_num_threshold`), so its epoch is not re-read. "
                   "Never set it above Doris' value."),
+      C::duration("doris.clock_skew_allowance", FIELD(delivery.clock_skew_allowance_ms), at_least(0),
+                  "How far this host's clock may be from the Doris FE's: `doris.precommit_timeout` counts from a "
+                  "time taken here, Doris counts from its own. Within the timeout less this, a label Doris forgot "
+                  "was committed; within the timeout plus this, the start waits for a later decision."),
       C::string("doris.tls.ca_file", FIELD(doris.tls.ca_file),
                 "PEM CA bundle for https FEs and the https BEs they redirect to (default: system CAs)."),
       C::boolean("doris.tls.verify", FIELD(doris.tls.verify_peer), "Verify the FE certificate."),

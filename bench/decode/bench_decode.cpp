@@ -11,17 +11,34 @@
 // --note-chars: the generator's VARCHAR payload size (bench/run's plain 1 KB
 // stream is --note-chars 300), so the decoder's own ceiling for an
 // end-to-end stream is measured on the same records.
+// schema-avro (issue 34 item 4): the schema-envelope records re-encoded as
+// Debezium's Avro converter writes them (bench/decode/connect_avro.hpp) and
+// read as the daemon reads decoding.format avro: Confluent's framing, the
+// writer schema's ConnectBridge (core/avro) from a cache filled before the
+// clock starts (the registry is asked once per id, never per record), then
+// the same Decoder. Before timing, every record's rows from both paths are
+// compared and must be equal (as JSON values: escapes may be spelled differently).
+// cpu_ns_per_record: the decoding thread's CPU time (CLOCK_THREAD_CPUTIME_ID)
+// per record, which other load on the machine does not inflate as it does
+// records/s.
 // Prints a table and one JSON summary line (prefix "BENCH_JSON ").
 #include <simdjson.h>
+#include <time.h>
+
+#include <boost/json.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <tuple>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "bench/decode/connect_avro.hpp"
+#include "core/avro/avro_connect.hpp"
+#include "core/avro/avro_records.hpp"
 #include "core/decode/decoder.hpp"
 #include "core/decode/doris_types.hpp"
 #include "core/decode/row_check.hpp"
@@ -125,6 +142,80 @@ void emit_raw(sj::value v, std::string& out) {
   }
 }
 
+// The same records in Confluent's Avro framing; `schemas` gets what the registry would hold.
+Corpus to_avro(const Corpus& in, std::map<int32_t, std::string>& schemas) {
+  bench::ConnectToAvro enc;
+  std::vector<std::pair<std::string, std::string>> framed;
+  framed.reserve(in.records.size());
+  Corpus c;
+  c.topics = in.topics;
+  size_t bytes = 0;
+  for (const auto& r : in.records) {
+    framed.emplace_back(enc.encode(r.key), enc.encode(r.value));
+    bytes += framed.back().first.size() + framed.back().second.size();
+  }
+  c.arena.reserve(bytes);
+  std::vector<size_t> at;
+  for (const auto& [k, v] : framed) {
+    at.push_back(c.arena.size());
+    c.arena += k;
+    c.arena += v;
+    c.value_bytes += v.size();
+  }
+  for (size_t i = 0; i < in.records.size(); ++i) {
+    Item it = in.records[i];
+    it.topic = *std::find(c.topics.begin(), c.topics.end(), in.records[i].topic);
+    it.key = std::string_view(c.arena).substr(at[i], framed[i].first.size());
+    it.value = std::string_view(c.arena).substr(at[i] + framed[i].first.size(), framed[i].second.size());
+    c.records.push_back(it);
+  }
+  schemas = enc.schemas();
+  return c;
+}
+
+// What AvroRecords::to_json does per record once the writer schemas are
+// cached: unframe key and value, find the id's bridge, write Connect JSON.
+class AvroPath {
+ public:
+  explicit AvroPath(const std::map<int32_t, std::string>& schemas) {
+    for (const auto& [id, text] : schemas) bridges_.emplace(id, std::make_unique<avro::ConnectBridge>(text));
+  }
+  const decode::KafkaRecord& to_json(const decode::KafkaRecord& in) {
+    out_ = in;
+    convert(*in.key, key_);
+    out_.key = key_;
+    convert(*in.value, value_);
+    out_.value = value_;
+    return out_;
+  }
+
+ private:
+  void convert(std::string_view bytes, std::string& out) {
+    std::string why;
+    const auto framed = avro::unframe(bytes, why);
+    if (!framed) {
+      std::fprintf(stderr, "avro framing: %s\n", why.c_str());
+      std::exit(1);
+    }
+    auto it = bridges_.find(framed->schema_id);
+    if (it == bridges_.end()) {
+      std::fprintf(stderr, "avro: no schema %d\n", framed->schema_id);
+      std::exit(1);
+    }
+    out.clear();
+    it->second->to_json(framed->body, out);
+  }
+  std::unordered_map<int32_t, std::unique_ptr<avro::ConnectBridge>> bridges_;
+  decode::KafkaRecord out_;
+  std::string key_, value_;
+};
+
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 double run_baseline(const Corpus& c, workload::Format f, double seconds, size_t& passes) {
   sj::parser parser;
   std::string buf, out;
@@ -170,14 +261,19 @@ double run_baseline(const Corpus& c, workload::Format f, double seconds, size_t&
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Returns wall seconds; `cpu_s` gets the thread's CPU seconds. With `avro`, records go through it first;
+// with `bridge_only`, only through it (the Avro-to-Connect-JSON share of the Avro path).
 double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seconds, size_t fixed_passes, size_t& passes,
-                   uint64_t& rows, decode::RowCheck* check) {
+                   uint64_t& rows, decode::RowCheck* check, double& cpu_s, AvroPath* avro = nullptr,
+                   bool bridge_only = false) {
   decode::Decoder d(o);
   decode::Change change;
   std::string body;
   auto start = std::chrono::steady_clock::now();
+  const double cpu0 = thread_cpu_s();
   passes = 0;
   int64_t offset = 0;
+  size_t sink = 0;
   do {
     for (const auto& r : c.records) {
       decode::KafkaRecord k;
@@ -186,7 +282,11 @@ double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seco
       k.offset = offset++;
       k.key = r.key;
       k.value = r.value;
-      if (auto err = d.decode(k, change)) {
+      if (bridge_only) {
+        sink += avro->to_json(k).value->size();
+        continue;
+      }
+      if (auto err = d.decode(avro != nullptr ? avro->to_json(k) : k, change)) {
         std::fprintf(stderr, "decode error: %s\n", err->message().c_str());
         std::exit(1);
       }
@@ -209,6 +309,8 @@ double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seco
   } while (fixed_passes > 0 ? passes < fixed_passes
                             : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds);
   rows = d.stats().rows;
+  cpu_s = thread_cpu_s() - cpu0;
+  if (sink == 1) std::puts("");
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -254,6 +356,7 @@ int main(int argc, char** argv) {
     const decode::SchemaNode* doris = nullptr;
     bool transforms = false;
     bool check = false;
+    bool avro = false;
   };
   // The workload table's columns (workload::Generator::create_table_sql) as DESC shows them.
   std::vector<decode::ColumnLimit> limits;
@@ -291,7 +394,7 @@ int main(int argc, char** argv) {
                                                                {"is_gift", "SMALLINT", {}, {}},
                                                                {"note", "STRING", {}, {}},
                                                                {"tags", "STRING", {}, {}}});
-  for (auto [f, name, hints, doris, with_transforms, with_check] :
+  for (auto [f, name, hints, doris, with_transforms, with_check, with_avro] :
        {Variant{workload::Format::Plain, "plain", true},
         Variant{workload::Format::Plain, "plain-doris", true, &doris_row},
         Variant{workload::Format::Plain, "plain-doris+check", true, &doris_row, false, true},
@@ -299,11 +402,21 @@ int main(int argc, char** argv) {
         Variant{workload::Format::Plain, "plain-raw", true, &raw_row},
         Variant{workload::Format::Plain, "plain-untyped", false},
         Variant{workload::Format::Schema, "schema", true},
+        Variant{workload::Format::Schema, "schema-avro", true, nullptr, false, false, true},
         Variant{workload::Format::Schema, "schema+check", true, nullptr, false, true},
         Variant{workload::Format::Schema, "schema+transforms", true, nullptr, true},
         Variant{workload::Format::Flattened, "flattened", true}}) {
     if (!only.empty() && only != name) continue;
     Corpus c = make(f, f == workload::Format::Plain ? records : records / 4, note_chars);
+    // schema-avro: the same records (same seed and count as "schema"), Avro-encoded; `c` stays the JSON
+    // corpus for the baseline pass and the row comparison.
+    std::map<int32_t, std::string> schemas;
+    Corpus avro_corpus;
+    std::unique_ptr<AvroPath> avro_path;
+    if (with_avro) {
+      avro_corpus = to_avro(c, schemas);
+      avro_path = std::make_unique<AvroPath>(schemas);
+    }
     workload::Generator g([&] {
       workload::Options o;
       o.format = f;
@@ -317,23 +430,73 @@ int main(int argc, char** argv) {
     if (with_transforms) options.transforms = transforms;
     std::unique_ptr<decode::RowCheck> check;
     if (with_check) check = std::make_unique<decode::RowCheck>(limits);
-    const double dt = run_decoder(c, options, seconds, fixed_passes, dp, rows, check.get());
+    std::string avro_json;
+    if (with_avro) {
+      // Same rows from both paths, record by record, or the comparison is not of the same work.
+      decode::Decoder dj(options), da(options);
+      decode::Change cj, ca;
+      size_t compared = 0;
+      for (size_t i = 0; i < c.records.size(); ++i) {
+        decode::KafkaRecord kj{c.records[i].topic, c.records[i].partition, static_cast<int64_t>(i),
+                               c.records[i].key, c.records[i].value, {}};
+        decode::KafkaRecord ka = kj;
+        ka.key = avro_corpus.records[i].key;
+        ka.value = avro_corpus.records[i].value;
+        auto ej = dj.decode(kj, cj);
+        auto ea = da.decode(avro_path->to_json(ka), ca);
+        bool same = !ej && !ea && cj.rows.size() == ca.rows.size();
+        // Equal as JSON values: the JSON path passes a string's escapes through as the record spelled them
+        // ("\u0009"), the bridge writes its own ("\t").
+        for (size_t j = 0; same && j < cj.rows.size(); ++j)
+          same = cj.rows[j].json == ca.rows[j].json ||
+                 boost::json::parse(cj.rows[j].json) == boost::json::parse(ca.rows[j].json);
+        if (!same) {
+          std::fprintf(stderr, "schema-avro: record %zu decodes differently: %s | %s\n", i,
+                       cj.rows.empty() ? (ej ? ej->message().c_str() : "no rows") : cj.rows[0].json.c_str(),
+                       ca.rows.empty() ? (ea ? ea->message().c_str() : "no rows") : ca.rows[0].json.c_str());
+          return 1;
+        }
+        compared += cj.rows.size();
+      }
+      double bridge_cpu = 0;
+      size_t bridge_passes = 0;
+      uint64_t unused = 0;
+      run_decoder(avro_corpus, options, seconds, fixed_passes, bridge_passes, unused, nullptr, bridge_cpu,
+                  avro_path.get(), true);
+      char abuf[256];
+      std::snprintf(abuf, sizeof abuf,
+                    ",\"rows_compared_identical\":%zu,\"schema_ids\":%zu,\"json_avg_record_bytes\":%.0f,"
+                    "\"bridge_cpu_ns_per_record\":%.0f",
+                    compared, schemas.size(),
+                    static_cast<double>(c.value_bytes) / static_cast<double>(c.records.size()),
+                    bridge_cpu * 1e9 / static_cast<double>(bridge_passes * c.records.size()));
+      avro_json = abuf;
+    }
+    double cpu = 0;
+    const double dt = run_decoder(with_avro ? avro_corpus : c, options, seconds, fixed_passes, dp, rows, check.get(),
+                                  cpu, avro_path.get());
     if (fixed_passes > 0) {
       std::printf("%-22s %zu passes, %zu records each, %.3f s\n", name, dp, c.records.size(), dt);
       continue;
     }
     const double bt = run_baseline(c, f, seconds, bp);
+    // The simdjson pass reads the JSON records; the decoder's MB/s and record size are of what it read (the
+    // Avro bytes for schema-avro), so the ratio is taken in records.
+    const double base_mbs = static_cast<double>(c.value_bytes) / 1e6 * static_cast<double>(bp) / bt;
+    if (with_avro) c.value_bytes = avro_corpus.value_bytes;
     const double mb = static_cast<double>(c.value_bytes) / 1e6;
     const double dec_mbs = mb * static_cast<double>(dp) / dt;
     const double rec_s = static_cast<double>(c.records.size() * dp) / dt;
-    const double base_mbs = mb * static_cast<double>(bp) / bt;
+    const double ratio = (static_cast<double>(dp) / dt) / (static_cast<double>(bp) / bt);
     const double avg = static_cast<double>(c.value_bytes) / static_cast<double>(c.records.size());
-    std::printf("%-22s %8.0f %12.1f %12.0f %14.1f %10.2f\n", name, avg, dec_mbs, rec_s, base_mbs, dec_mbs / base_mbs);
-    char buf[512];
+    const double cpu_ns = cpu * 1e9 / static_cast<double>(dp * c.records.size());
+    std::printf("%-22s %8.0f %12.1f %12.0f %14.1f %10.2f %8.0f ns/record CPU\n", name, avg, dec_mbs, rec_s, base_mbs,
+                ratio, cpu_ns);
+    char buf[768];
     std::snprintf(buf, sizeof buf,
                   "%s{\"format\":\"%s\",\"avg_record_bytes\":%.0f,\"mb_per_s\":%.1f,\"records_per_s\":%.0f,"
-                  "\"baseline_mb_per_s\":%.1f,\"ratio_to_baseline\":%.3f}",
-                  first ? "" : ",", name, avg, dec_mbs, rec_s, base_mbs, dec_mbs / base_mbs);
+                  "\"baseline_mb_per_s\":%.1f,\"ratio_to_baseline\":%.3f,\"cpu_ns_per_record\":%.0f%s}",
+                  first ? "" : ",", name, avg, dec_mbs, rec_s, base_mbs, ratio, cpu_ns, avro_json.c_str());
     json += buf;
     first = false;
   }

@@ -4,7 +4,7 @@
 //                       [--format plain|schema|flattened] [--server NAME] [--db NAME] [--seed S]
 //                       [--note-chars N] [--mix INSERT,UPDATE,DELETE,PK_CHANGE]
 //                       [--toast-tables N] [--toast-partial-percent P]
-//                       [--rate R]
+//                       [--rate R] [--topic-config K=V[,K=V...]]
 //       Creates the topics and produces the shared workload generator's stream
 //       (tools/workload, the same generator as the tests and bench-decode).
 //       --topics 0 (default): one topic per table, `{server}.{db}.{table}`, as
@@ -22,6 +22,19 @@
 //       ~50k records/s on the bench machine, less than the daemon reads, so
 //       the first min(N, 65,536) records are generated up front and sent
 //       round robin (meant for --mix 1,0,0,0: each one an insert).
+//       --format avro: the schema format's records re-encoded as Debezium's
+//       Avro converter writes them, in Confluent's framing with schema ids
+//       from 1 in order of first use (bench/decode/connect_avro.hpp);
+//       --avro-schemas FILE gets one line per id, `id<TAB>subject<TAB>Avro
+//       schema JSON`, for the caller to register in that order.
+//       --topic-config: settings of the topics it creates (the freshness
+//       bench: message.timestamp.type=LogAppendTime).
+//   bench-kafka timestamps --bootstrap B --topic-regex R --out FILE
+//       Reads every record of the matching topics and writes, per partition,
+//       one line `topic<TAB>partition<TAB>first offset<TAB>ts,ts,...`: the
+//       Kafka timestamp (milliseconds) of each record in offset order. Prints
+//       the count of records per timestamp type (create_time,
+//       log_append_time) so a caller can check it got the broker's clock.
 //   bench-kafka count --bootstrap B --topic-regex R
 //       The ceiling: a plain librdkafka consumer (assign from the beginning,
 //       no group, no decoding) that only counts records and bytes up to the
@@ -45,6 +58,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -52,6 +66,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/decode/connect_avro.hpp"
 #include "tools/workload/workload.hpp"
 
 namespace {
@@ -130,13 +145,24 @@ std::map<std::pair<std::string, int>, int64_t> high_watermarks(rd_kafka_t* rk, c
   return out;
 }
 
-void create_topics(rd_kafka_t* rk, const std::vector<std::string>& names, int partitions) {
+// `config`: "K=V,K=V" topic settings, empty for the broker's defaults.
+void create_topics(rd_kafka_t* rk, const std::vector<std::string>& names, int partitions, const std::string& config) {
   char err[512];
   std::vector<rd_kafka_NewTopic_t*> nts;
   for (const auto& n : names) {
     rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(n.c_str(), partitions, 1, err, sizeof err);
     if (nt == nullptr) throw std::runtime_error(std::string("NewTopic: ") + err);
     nts.push_back(nt);
+    for (size_t at = 0; at < config.size();) {
+      const size_t end = std::min(config.find(',', at), config.size());
+      const std::string kv = config.substr(at, end - at);
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos) throw std::runtime_error("--topic-config wants K=V, got " + kv);
+      if (rd_kafka_NewTopic_set_config(nt, kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str()) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR)
+        throw std::runtime_error("--topic-config " + kv + ": refused");
+      at = end + 1;
+    }
   }
   rd_kafka_queue_t* q = rd_kafka_queue_new(rk);
   rd_kafka_CreateTopics(rk, nts.data(), nts.size(), nullptr, q);
@@ -218,8 +244,11 @@ int cmd_produce(const Args& a) {
   o.partitions = static_cast<int>(a.num("--partitions", 4));
   o.server = a.get("--server", "bench");
   o.db = a.get("--db", "shop");
-  auto fmt = parse_format(a.get("--format", "plain"));
+  const bool avro = a.get("--format") == "avro";
+  auto fmt = avro ? std::optional<Format>(Format::Schema) : parse_format(a.get("--format", "plain"));
   if (!fmt) throw std::runtime_error("unknown --format");
+  if (avro && a.num("--rate", 0) > 0) throw std::runtime_error("--format avro is for backlogs, not --rate");
+  cdc2doris::bench::ConnectToAvro encoder;
   o.format = *fmt;
   o.note_chars = static_cast<size_t>(a.num("--note-chars", static_cast<long long>(o.note_chars)));
   o.toast_tables = static_cast<int>(a.num("--toast-tables", 0));
@@ -257,7 +286,7 @@ int cmd_produce(const Args& a) {
                                               {"queue.buffering.max.kbytes", "262144"},
                                               {"compression.type", "none"},
                                               {"log_level", "3"}});
-  create_topics(rk.get(), topic_names, o.partitions);
+  create_topics(rk.get(), topic_names, o.partitions, a.get("--topic-config"));
 
   std::vector<PacedRecord> pool;
   if (rate > 0) {
@@ -276,6 +305,10 @@ int cmd_produce(const Args& a) {
     }
     Record r = rate > 0 ? stamped(pool[static_cast<size_t>(i) % pool.size()]) : gen.next();
     const std::string& topic = topic_of.at(r.table);
+    if (avro) {
+      r.key = encoder.encode(r.key, topic + "-key");
+      if (r.value) r.value = encoder.encode(*r.value, topic + "-value");
+    }
     key_bytes += r.key.size();
     if (r.value) {
       value_bytes += r.value->size();
@@ -306,11 +339,18 @@ int cmd_produce(const Args& a) {
   rd_kafka_resp_err_t fe = rd_kafka_flush(rk.get(), 300000);
   if (fe != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(std::string("flush: ") + rd_kafka_err2str(fe));
   const double secs = since(t0);
+  if (avro) {
+    std::FILE* f = std::fopen(a.get("--avro-schemas").c_str(), "w");
+    if (f == nullptr) throw std::runtime_error("--format avro needs a writable --avro-schemas FILE");
+    for (const auto& [id, schema] : encoder.schemas())
+      std::fprintf(f, "%d\t%s\t%s\n", id, encoder.subjects().at(id).c_str(), schema.c_str());
+    std::fclose(f);
+  }
   std::printf(
       "{\"records\":%lld,\"tables\":%d,\"partitions\":%d,\"topics\":%zu,\"format\":\"%s\",\"key_bytes\":%llu,"
       "\"value_bytes\":%llu,\"tombstones\":%llu,\"partial_rows\":%llu,\"key_only_deletes\":%llu,"
       "\"avg_value_bytes\":%.1f,\"produce_s\":%.3f%s}\n",
-      records, o.tables, o.partitions, topic_names.size(), to_string(o.format),
+      records, o.tables, o.partitions, topic_names.size(), avro ? "avro" : to_string(o.format),
       static_cast<unsigned long long>(key_bytes), static_cast<unsigned long long>(value_bytes),
       static_cast<unsigned long long>(tombstones), static_cast<unsigned long long>(partial_rows),
       static_cast<unsigned long long>(key_only_deletes),
@@ -366,6 +406,68 @@ int cmd_count(const Args& a) {
   std::printf("{\"records\":%llu,\"bytes\":%llu,\"seconds\":%.3f,\"records_per_s\":%.0f,\"mb_per_s\":%.1f}\n",
               static_cast<unsigned long long>(records), static_cast<unsigned long long>(bytes), secs,
               static_cast<double>(records) / secs, static_cast<double>(bytes) / 1e6 / secs);
+  return 0;
+}
+
+int cmd_timestamps(const Args& a) {
+  Handle rk = make_handle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", a.get("--bootstrap")},
+                                              {"group.id", "bench-timestamps-unused"},
+                                              {"enable.auto.commit", "false"},
+                                              {"enable.auto.offset.store", "false"},
+                                              {"log_level", "3"}});
+  auto topics = matching_topics(rk.get(), std::regex(a.get("--topic-regex")));
+  if (topics.empty()) throw std::runtime_error("no topic matches");
+  auto hw = high_watermarks(rk.get(), topics);
+  Parts parts(rd_kafka_topic_partition_list_new(static_cast<int>(hw.size())), &rd_kafka_topic_partition_list_destroy);
+  // Per partition: the first offset read and every timestamp after it, in offset order.
+  std::map<std::pair<std::string, int>, std::pair<int64_t, std::vector<int64_t>>> ts;
+  size_t remaining = 0;
+  for (const auto& [tp, hi] : hw) {
+    if (hi <= 0) continue;
+    rd_kafka_topic_partition_list_add(parts.get(), tp.first.c_str(), tp.second)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    ++remaining;
+  }
+  rd_kafka_poll_set_consumer(rk.get());
+  if (auto e = rd_kafka_assign(rk.get(), parts.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw std::runtime_error(std::string("assign: ") + rd_kafka_err2str(e));
+  auto t0 = Clock::now();
+  uint64_t create_time = 0, log_append_time = 0, other = 0;
+  while (remaining > 0) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk.get(), 1000);
+    if (m == nullptr) {
+      if (since(t0) > 600) throw std::runtime_error("timestamps: timed out");
+      continue;
+    }
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      std::pair<std::string, int> tp{rd_kafka_topic_name(m->rkt), m->partition};
+      auto& [first, list] = ts[tp];
+      if (list.empty()) first = m->offset;
+      // A gap would shift every later timestamp onto the wrong row: refuse it.
+      if (m->offset != first + static_cast<int64_t>(list.size()))
+        throw std::runtime_error(tp.first + "/" + std::to_string(tp.second) + ": offset " + std::to_string(m->offset) +
+                                 " after " + std::to_string(first + static_cast<int64_t>(list.size()) - 1));
+      rd_kafka_timestamp_type_t type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+      list.push_back(rd_kafka_message_timestamp(m, &type));
+      (type == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? log_append_time
+                                                   : type == RD_KAFKA_TIMESTAMP_CREATE_TIME ? create_time : other)++;
+      if (m->offset + 1 >= hw[tp]) --remaining;
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(rk.get());
+  std::FILE* f = std::fopen(a.get("--out").c_str(), "w");
+  if (f == nullptr) throw std::runtime_error("cannot write " + a.get("--out"));
+  for (const auto& [tp, fl] : ts) {
+    std::fprintf(f, "%s\t%d\t%lld\t", tp.first.c_str(), tp.second, static_cast<long long>(fl.first));
+    for (size_t i = 0; i < fl.second.size(); ++i)
+      std::fprintf(f, i == 0 ? "%lld" : ",%lld", static_cast<long long>(fl.second[i]));
+    std::fputc('\n', f);
+  }
+  std::fclose(f);
+  std::printf("{\"records\":%llu,\"create_time\":%llu,\"log_append_time\":%llu,\"other\":%llu,\"seconds\":%.3f}\n",
+              static_cast<unsigned long long>(create_time + log_append_time + other),
+              static_cast<unsigned long long>(create_time), static_cast<unsigned long long>(log_append_time),
+              static_cast<unsigned long long>(other), since(t0));
   return 0;
 }
 
@@ -432,7 +534,7 @@ int cmd_commit_size(const Args& a) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench-kafka produce|count|wait-committed|commit-size --bootstrap B [...] (see source header)\n");
+    std::fprintf(stderr, "usage: bench-kafka produce|count|wait-committed|commit-size|timestamps --bootstrap B [...] (see source header)\n");
     return 2;
   }
   Args a;
@@ -443,6 +545,7 @@ int main(int argc, char** argv) {
     if (cmd == "count") return cmd_count(a);
     if (cmd == "wait-committed") return cmd_wait_committed(a);
     if (cmd == "commit-size") return cmd_commit_size(a);
+    if (cmd == "timestamps") return cmd_timestamps(a);
     std::fprintf(stderr, "unknown command %s\n", cmd.c_str());
     return 2;
   } catch (const std::exception& e) {

@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from .proc import BIN, CLK_TCK, KAFKA_LIB, free_port, http, pid_cpu_s, pid_stat, run, spawn, stat_file, status_file, stop
+from .proc import BIN, CLK_TCK, KAFKA_LIB, ROOT, free_port, http, pid_cpu_s, pid_stat, run, spawn, stat_file, status_file, stop
 from .stats import parse_metrics
 
 EXTRA_KAFKA_PROPERTIES = ""  # --kafka-property lines for the daemon's kafka.properties
@@ -73,6 +73,52 @@ log.flush.interval.messages=9223372036854775807
 
     def close(self):
         stop(self.proc, timeout=60)
+        self.log.close()
+
+
+class Registry:
+    """A real schema registry for the Avro variant (issue 34): Apicurio Registry with in-memory storage, the
+    jar scripts/setup builds for the tests, started as tests/support/schema_registry.cpp starts it."""
+
+    def __init__(self, workdir):
+        jar = os.path.join(os.environ.get("CDC2DORIS_REGISTRY_APP_DIR", os.path.join(ROOT, "tests", "registry",
+                                                                                     "target")),
+                           "apicurio-registry-runner.jar")
+        if not os.path.exists(jar):
+            raise RuntimeError(f"Apicurio Registry not found at {jar} (run scripts/setup)")
+        self.dir = os.path.join(workdir, "registry")
+        os.makedirs(self.dir)
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/apis/ccompat/v7"
+        self.log = open(os.path.join(self.dir, "registry.log"), "wb")
+        self.proc = spawn(["java", "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                           "-Djava.awt.headless=true", f"-Djava.io.tmpdir={self.dir}", "-Dquarkus.http.host=127.0.0.1",
+                           f"-Dquarkus.http.port={port}", "-Dquarkus.datasource.jdbc.min-size=1",
+                           "-Dquarkus.datasource.jdbc.initial-size=1", "-Dquarkus.datasource.jdbc.max-size=4",
+                           "-jar", jar], stdout=self.log, stderr=subprocess.STDOUT, cwd=self.dir)
+        deadline = time.monotonic() + 120
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError("the schema registry exited; see " + self.log.name)
+            try:
+                if http("GET", f"http://127.0.0.1:{port}/health/ready", timeout=2)[0] == 200:
+                    return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the schema registry was not ready in time; see " + self.log.name)
+            time.sleep(0.25)
+
+    def register(self, subject, schema):
+        """The id the registry gives `schema` (Avro JSON) under `subject`."""
+        code, text = http("POST", f"{self.url}/subjects/{subject}/versions", json.dumps({"schema": schema}).encode(),
+                          {"Content-Type": "application/vnd.schemaregistry.v1+json"}, timeout=30)
+        if code != 200:
+            raise RuntimeError(f"registering {subject}: {code} {text[:300]}")
+        return json.loads(text)["id"]
+
+    def close(self):
+        stop(self.proc, timeout=30)
         self.log.close()
 
 

@@ -2,7 +2,7 @@
 program per repetition, its output folded in unchanged."""
 from .proc import BIN, json_line, log, run
 from .stats import summary
-from .variants import PLAIN_1K_DECODE, PLAIN_1K_NOTE_CHARS
+from .variants import AVRO_DECODE, PLAIN_1K_DECODE, PLAIN_1K_NOTE_CHARS
 
 
 def repeat(cfg, name, argv, timeout, parse, describe):
@@ -28,10 +28,21 @@ def section_decode(cfg):
         rep["results"] += [dict(r, format=PLAIN_1K_DECODE) for r in rep_1k["results"]]
     figs = {}
     for fmt in ("plain", "plain-untyped", "plain-doris", "plain-doris+transforms", "schema", "schema+transforms",
-                "flattened", PLAIN_1K_DECODE):
-        rows = [next(r for r in rep["results"] if r["format"] == fmt) for rep in reps]
+                "flattened", PLAIN_1K_DECODE, AVRO_DECODE):
+        rows = [next((r for r in rep["results"] if r["format"] == fmt), None) for rep in reps]
+        if None in rows:  # a bench-decode of an older revision (bench/ab) has no such variant
+            continue
         figs[fmt] = {k: summary([r[k] for r in rows]) for k in
-                     ("mb_per_s", "records_per_s", "baseline_mb_per_s", "ratio_to_baseline", "avg_record_bytes")}
+                     ("mb_per_s", "records_per_s", "baseline_mb_per_s", "ratio_to_baseline", "avg_record_bytes",
+                      "cpu_ns_per_record", "bridge_cpu_ns_per_record", "json_avg_record_bytes")
+                     if all(k in r for r in rows)}
+    if AVRO_DECODE in figs and "cpu_ns_per_record" in figs.get("schema", {}):
+        # Issue 34 item 4: Avro's decode CPU per record over JSON's on the same records, per repetition (the
+        # two ran in the same process, one after the other).
+        pairs = [(next(r for r in rep["results"] if r["format"] == AVRO_DECODE),
+                  next(r for r in rep["results"] if r["format"] == "schema")) for rep in reps]
+        figs[AVRO_DECODE]["cpu_ratio_vs_schema"] = summary([a["cpu_ns_per_record"] / j["cpu_ns_per_record"]
+                                                            for a, j in pairs])
     return {"args": {"records": cfg.decode_records, "seconds": cfg.decode_seconds,
                      PLAIN_1K_DECODE: " ".join(plain_1k_args)},
             "runs": reps, "figures": figs}

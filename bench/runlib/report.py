@@ -141,7 +141,8 @@ def freshness_markdown(fr):
     L = ["", "## Freshness (visible in Doris − source.ts_ms, per row)", "",
          f"Maximum rate of the daemon on this stream and setup: {fmt_num(fr['max_rate'])} records/s ('consuming' "
          f"rate of a {mr['records_consumed_total'] or 0:,.0f}-record backlog, epoch interval of the run "
-         f"configuration). Each paced run produces for {fr['seconds']:g} s. One run per row.", "",
+         f"configuration). Each paced run produces for {fr['seconds']:g} s. One run per row"
+         + (f" ({fr['reps']} repetitions of each interval and rate)." if fr.get("reps", 1) > 1 else "."), "",
          "| epoch interval | share of max | records/s asked | achieved | rows | p50 s | p99 s | max s | target p99 | "
          "/status gauge − truth min / p50 / p99 / max s (samples) |",
          "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
@@ -154,6 +155,22 @@ def freshness_markdown(fr):
         L.append(f"| {r['epoch_interval']} | {r['share_of_max']:.0%} | {fmt_num(r['rate_target'])} | "
                  f"{fmt_num(r['rate_achieved'])} | {f['n']:,} | {f['p50']:.3f} | {f['p99']:.3f} | {f['max']:.3f} | "
                  f"{tgt} | {gtxt} |")
+    appended = [r for r in fr["runs"] if r.get("freshness_from_append_s")]
+    if appended:
+        L += ["", "The same rows measured from the broker's append time (topics with "
+              "`message.timestamp.type=LogAppendTime`; each row's Kafka timestamp read back by its partition and "
+              "offset): visible − append time leaves out the time a record took to reach Kafka, which append − "
+              "source time shows.", "",
+              "| epoch interval | share of max | run | rows | visible − append p50 / p99 / max s | target p99 | "
+              "visible − source p50 / p99 / max s | append − source p50 / p99 / max s |",
+              "|---|---:|---:|---:|---|---|---|---|"]
+        for r in appended:
+            a, f, g = r["freshness_from_append_s"], r["freshness_s"], r["append_minus_source_s"]
+            tgt = ("" if r.get("target_p99_s") is None
+                   else f"≤ {r['target_p99_s']:g} s " + ("✅" if r["target_met_from_append"] else "❌"))
+            L.append(f"| {r['epoch_interval']} | {r['share_of_max']:.0%} | {r.get('rep', 1)} | {a['n']:,} | "
+                     f"{a['p50']:.3f} / {a['p99']:.3f} / {a['max']:.3f} | {tgt} | "
+                     f"{f['p50']:.3f} / {f['p99']:.3f} / {f['max']:.3f} | {g['p50']:.3f} / {g['p99']:.3f} / {g['max']:.3f} |")
     parts = [r for r in fr["runs"] if r.get("txn_newest_row_age_s")]
     if parts:
         L += ["", "Where the time goes, per txn (one table's part of an epoch): the age of its newest row when the txn "
@@ -217,7 +234,12 @@ def method_text(cfg, defaults):
         "- Variants (schema, plain1k, toast): measured exactly like the 8-table run (same daemon settings, fresh "
         "emulator, state and group per repetition), each on its own topics produced once by the same generator: "
         "`schema` = Debezium's default JsonConverter output (`{\"schema\",\"payload\"}` on key and value, "
-        "~4.5 KB values) into typed tables (the generator's DDL); `plain1k` = the plain stream with a longer "
+        "~4.5 KB values) into typed tables (the generator's DDL), and its `avro` mode: the same generator records "
+        "re-encoded as Debezium's Avro converter writes them (`bench-kafka produce --format avro`, Confluent "
+        "framing, ~270 B values) on their own topics, their schemas registered in a real Apicurio Registry "
+        "(tests/registry, started by bench/run) and read with `decoding.format: avro` through its Confluent API; "
+        "run right after the JSON mode in each repetition, with no ceilings (bench-ceiling decodes JSON only); "
+        "`plain1k` = the plain stream with a longer "
         f"VARCHAR payload (`--note-chars {PLAIN_1K_NOTE_CHARS}`, ~1 KB values); `toast` = an update-heavy mix "
         f"(`--mix {TOAST_MIX}`) where every table behaves like a PostgreSQL table with a TOASTed column: "
         f"{TOAST_PARTIAL_PERCENT}% of updates send Debezium's placeholder for `note` (a partial row) and deletes "
@@ -264,7 +286,11 @@ def method_text(cfg, defaults):
         "(a DUPLICATE KEY table keeps rows in the order txns became visible; rows are matched to txns by count). "
         "The /status gauge is sampled every 0.25 s while the producer writes (from 2 s after its start); for each "
         "sample and table, truth = sample time − the newest source.ts_ms among the rows visible by then (the "
-        "gauge's definition applied to the emulator), and gauge − truth is reported. Same host and clock for all.",
+        "gauge's definition applied to the emulator), and gauge − truth is reported. The paced runs' topics are "
+        "created with `message.timestamp.type=LogAppendTime` and every row also gets its Kafka partition and "
+        "offset (`routing.computed_columns`); after the run `bench-kafka timestamps` reads every record's Kafka "
+        "timestamp back (all of them must be LogAppendTime) and visible − append time is reported per row next to "
+        "visible − source time. Same host and clock for all.",
         f"- Wide: `--wide-tables` ({cfg.wide_tables:,}) tables fed from `--wide-partitions` ({cfg.wide_partitions:,}) "
         "partitions in topics of 4 (table i in topic t{i % topics}), a backlog of `--wide-rounds` "
         f"({cfg.wide_rounds}) x 8 records per table, one daemon run with its defaults against a count-only emulator "
@@ -279,5 +305,12 @@ def method_text(cfg, defaults):
         "`delivery.memory_cap` and `kafka.properties.fetch.max.bytes` as listed ('default' = the daemon's own); "
         "peak RSS = VmHWM when the group committed everything.",
         "- decode / doris / emulator: the existing bench programs (bench/decode, bench/doris, bench/emulator), their "
-        "JSON (or key=value) output folded in unchanged, one process per repetition.",
+        "JSON (or key=value) output folded in unchanged, one process per repetition. bench-decode's `schema-avro` "
+        "(issue 34): the `schema` variant's records re-encoded as Debezium's Avro converter writes them (Avro "
+        "schemas after AvroData's conventions, Confluent framing, bench/decode/connect_avro.cpp) and read as "
+        "`decoding.format: avro` reads them: unframe, the schema id's core/avro ConnectBridge (writer schemas "
+        "cached before the clock starts; the registry is asked once per id, never per record), then the same "
+        "Decoder; every record's rows are compared with the JSON path's first and must be equal JSON values. CPU per "
+        "record is the decoding thread's CPU time (CLOCK_THREAD_CPUTIME_ID); the Avro/JSON ratio is per "
+        "repetition.",
     ]

@@ -1,7 +1,7 @@
 """The report's figures table: one row per figure, with its baseline, ratio and target."""
 from .settings import BUDGET_VARIANT, SLOW_ANSWER_MS, settings_label
 from .stats import parse_duration_s
-from .variants import PLAIN_1K_DECODE, PLAIN_1K_NOTE_CHARS, VARIANTS_ORDER
+from .variants import AVRO_DECODE, PLAIN_1K_DECODE, PLAIN_1K_NOTE_CHARS, VARIANTS_ORDER
 
 
 def fmt_num(v, digits=1):
@@ -62,6 +62,15 @@ def build_table(res):
             rows.append(row(f"decode {label} MB/s per core", s, "MB/s", "simdjson pass", d[fmt]["baseline_mb_per_s"],
                             **(at_least(s, tgt) if tgt else {})))
             rows.append(row(f"decode {label} records/s per core", d[fmt]["records_per_s"], "rec/s"))
+        if AVRO_DECODE in d and "cpu_ratio_vs_schema" in d[AVRO_DECODE]:
+            a = d[AVRO_DECODE]
+            rows.append(row("decode schema envelope as Avro (Confluent framing, schemas cached) records/s per core",
+                            a["records_per_s"], "rec/s", "JSON", d["schema"]["records_per_s"]))
+            r = a["cpu_ratio_vs_schema"]
+            rows.append(row("decode schema envelope as Avro: CPU per record over JSON's (same records)", r, "×",
+                            f"JSON {fmt_num(d['schema']['cpu_ns_per_record']['median'])} ns, Avro "
+                            f"{fmt_num(a['cpu_ns_per_record']['median'])} ns", target="≤ 1",
+                            target_ok=r["median"] <= 1, ratio=r["median"]))
         if PLAIN_1K_DECODE in d:
             rows.append(row(f"decode plain 1 KB (--note-chars {PLAIN_1K_NOTE_CHARS}), typed by the e2e tables' columns "
                             "(daemon) records/s per core", d[PLAIN_1K_DECODE]["records_per_s"], "rec/s"))
@@ -139,6 +148,11 @@ def build_table(res):
             rows.append(row(f"{label}: cdc2doris records/s consuming (no final epoch wait)",
                             f["records_per_s_consuming"], "rec/s", "plain consumer", b["records_per_s"]))
             ceiling_rows(rows, label, v, run["stream"], f)
+            if "ratio_vs_json" in f:  # the schema variant's Avro mode against its JSON mode (issue 34)
+                rows.append(row(f"{label}: cdc2doris records/s, Avro over JSON (same records)", f["ratio_vs_json"],
+                                "×", ratio=f["ratio_vs_json"]["median"]))
+                rows.append(row(f"{label}: cdc2doris CPU per record, Avro over JSON (same records)",
+                                f["cpu_ratio_vs_json"], "×", ratio=f["cpu_ratio_vs_json"]["median"]))
             ceiling = decode_ceiling(res, key)
             if ceiling:
                 rows.append(row(f"{label}: decoding alone on one core (bench-decode, same records)", ceiling, "rec/s",

@@ -1,6 +1,11 @@
 """End-to-end variants of the 8-table run (issue 18 item 1, issue 14 "Speed"): the schema
 envelope, 1 KB plain values and a TOAST-heavy stream in the load modes of issue 14."""
+import os
+
+from . import proc
+from .fixtures import Registry
 from .pipeline import baseline_count, ceiling_run, daemon_run
+from .proc import log
 from .stats import fig, ratio_summary, summary
 from .workload import RunSpec, flexible_ddl, produce, sequence_ddl, sequence_routing, typed_ddl
 
@@ -15,6 +20,27 @@ PLAIN_1K_NOTE_CHARS = 300            # ~1 KB average plain value
 # (typed by the raw columns of the e2e tables): a thread that decodes and sends every record cannot
 # beat it, so the report sets the plain 1 KB ratio target next to it.
 PLAIN_1K_DECODE = "plain1k-raw"
+# The schema-envelope records in Confluent's Avro framing (issue 34 item 4), read as decoding.format avro
+# reads them; bench-decode runs it right after "schema" on the same records.
+AVRO_DECODE = "schema-avro"
+# The schema variant's stream again, in Avro (issue 34 item 4): the same generator records re-encoded by
+# bench-kafka produce --format avro, read by the daemon through a real registry. bench-ceiling decodes JSON
+# only, so this stream has no ceilings.
+AVRO_STREAM = "e2eschemaavro"
+
+
+def avro_yaml(url):
+    return f"decoding:\n  format: avro\n  schema_registry:\n    url: \"{url}\"\n"
+
+
+def register_schemas(registry, path):
+    """Registers bench-kafka's schemas in id order; the registry must give each the id the records carry."""
+    with open(path) as f:
+        for line in f:
+            sid, subject, schema = line.rstrip("\n").split("\t", 2)
+            got = registry.register(subject, schema)
+            if got != int(sid):
+                raise RuntimeError(f"the registry gave {subject} id {got}, the records carry {sid}")
 TOAST_ARGS = ["--mix", TOAST_MIX, "--toast-tables", "8", "--toast-partial-percent", str(TOAST_PARTIAL_PERCENT)]
 
 
@@ -23,8 +49,11 @@ def variants(cfg):
         "schema": {
             "label": "e2e schema envelope",
             "records": cfg.records_schema,
-            "streams": {"e2eschema": ["--format", "schema"]},
-            "runs": {"schema": ("e2eschema", RunSpec(ddl=typed_ddl))},
+            "streams": {"e2eschema": ["--format", "schema"],
+                        AVRO_STREAM: ["--format", "avro", "--avro-schemas",
+                                      os.path.join(proc.TMP or "", f"{AVRO_STREAM}.schemas")]},
+            # The registry's URL is known once it runs: section_variant fills the avro mode's YAML.
+            "runs": {"schema": ("e2eschema", RunSpec(ddl=typed_ddl)), "avro": (AVRO_STREAM, RunSpec(ddl=typed_ddl))},
         },
         "plain1k": {
             "label": "e2e plain 1 KB values",
@@ -62,9 +91,25 @@ def section_variant(env, key):
     v = variants(cfg)[key]
     # A stream is its produce arguments, or (arguments, records) when it has its own size.
     info = {}
-    for s, a in v["streams"].items():
-        args, records = a if isinstance(a, tuple) else (a, v["records"])
-        info[s] = produce(env, s, records, 8, 0, args)
+    registry = None
+    try:
+        for s, a in v["streams"].items():
+            args, records = a if isinstance(a, tuple) else (a, v["records"])
+            info[s] = produce(env, s, records, 8, 0, args)
+            if s == AVRO_STREAM:
+                log("== starting the schema registry (Apicurio)")
+                registry = Registry(proc.TMP)
+                register_schemas(registry, args[args.index("--avro-schemas") + 1])
+                for mode, (stream, spec) in v["runs"].items():
+                    if stream == AVRO_STREAM:
+                        spec.yaml = avro_yaml(registry.url)
+        return variant_runs(env, cfg, v, info)
+    finally:
+        if registry:
+            registry.close()
+
+
+def variant_runs(env, cfg, v, info):
     out = {"label": v["label"], "produced": info, "runs": {m: {"stream": st, "daemon": []} for m, (st, _) in
                                                          v["runs"].items()},
            "plain_consumer": {s: [] for s in info},
@@ -73,7 +118,8 @@ def section_variant(env, key):
     # types the decoder reads from Doris for schemaless records).
     ceiling_spec = {}
     for stream, spec in v["runs"].values():
-        ceiling_spec.setdefault(stream, spec)
+        if stream != AVRO_STREAM:
+            ceiling_spec.setdefault(stream, spec)
     for rep in range(1, cfg.reps + 1):
         for mode, (stream, spec) in v["runs"].items():
             res, emu, _, _ = daemon_run(env, info[stream], f"{stream}-{mode}", 8, rep, spec=spec)
@@ -106,6 +152,14 @@ def section_variant(env, key):
                                                         for d, b in zip(r["daemon"], ceil)
                                                         if d.get("records_per_s_consuming")])
         out["figures"][mode] = f
+    if "avro" in out["runs"]:
+        # Avro against JSON on the same records, per repetition (the two ran back to back).
+        avro, json_ = out["runs"]["avro"]["daemon"], out["runs"]["schema"]["daemon"]
+        out["figures"]["avro"]["ratio_vs_json"] = ratio_summary(avro, json_)
+        out["figures"]["avro"]["cpu_ratio_vs_json"] = ratio_summary(avro, json_, "cpu_s_per_m")
+        # Both modes must have loaded the same number of rows, or they did not do the same work.
+        out["figures"]["avro"]["rows_equal_json"] = all(
+            x["emulator_stats"]["rows"] == y["emulator_stats"]["rows"] for x, y in zip(avro, json_))
     if "no_partial" in out["runs"]:
         full = out["runs"]["no_partial"]["daemon"]
         for mode, r in out["runs"].items():

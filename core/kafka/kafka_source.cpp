@@ -624,6 +624,7 @@ class KafkaSource final : public Source {
       // Without the pipeline's offsets nothing may be consumed; the Fatal
       // error above stops the pipeline.
       if (listener_failed) rd_kafka_pause_partitions(h, parts);
+      if (listener_ != nullptr) listener_->on_rebalance();
     } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
       bool lost = rd_kafka_assignment_lost(h) != 0;
       std::set<TopicPartition> gone(tps.begin(), tps.end());
@@ -636,6 +637,7 @@ class KafkaSource final : public Source {
                ErrorClass::Fatal);
       }
       assign(h, parts, cooperative, false);
+      if (listener_ != nullptr) listener_->on_rebalance();
     } else {
       record(make_error(err, "rebalance"), ErrorClass::Retry);
       assign(h, nullptr, false, false);

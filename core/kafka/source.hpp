@@ -169,6 +169,10 @@ class RebalanceListener {
   // reads them from the committed offset). lost=true: the group already gave
   // them to someone else (session timeout) — abort, do not commit.
   virtual void on_revoke(const std::vector<TopicPartition>& revoked, bool lost) = 0;
+  // After every rebalance callback, also a cooperative one that changes
+  // nothing for this member (no on_assign/on_revoke then): the group has
+  // settled on a generation this member belongs to.
+  virtual void on_rebalance() {}
 };
 
 class Source {

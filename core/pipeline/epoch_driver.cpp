@@ -1,5 +1,6 @@
 // The epoch driver: feeds events to the pure transition() of epoch_machine.hpp
 // and performs the actions it returns; commits of the closing epoch.
+#include "core/pipeline/epoch_ranges.hpp"
 #include "core/pipeline/pipeline_impl.hpp"
 
 #include <spdlog/spdlog.h>
@@ -20,10 +21,7 @@ state::EpochRecord Pipeline::Impl::make_record(uint64_t epoch, std::vector<state
   rec.state = state::EpochState::Precommitted;
   rec.txns = std::move(txns);
   rec.created_unix_ms = precommit_floor_ms;
-  for (const auto& [tp, end] : pos_) {
-    auto b = base_.find(tp);
-    rec.partitions.push_back({tp.topic, tp.partition, b == base_.end() ? end : b->second, end});
-  }
+  rec.partitions = epoch_ranges(pos_, base_, committed_);
   return rec;
 }
 

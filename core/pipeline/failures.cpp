@@ -69,6 +69,20 @@ void Pipeline::Impl::rewind(const std::string& reason) {
   open_.end_requested = false;
   open_.started = Clock::now();
   ++rewind_generation_;
+  if (fenced_wait_until_) {
+    // The positions go back now (what the epoch covers is empty again); the
+    // seeks follow once the group has rebalanced (end_fenced_wait_if_due).
+    for (const auto& tp : deps_.source.assignment()) {
+      if (auto b = base_.find(tp); b != base_.end()) pos_[tp] = b->second;
+      else erase_position(tp, /*with_base=*/false);
+    }
+    current_pos_ = current_base_ = nullptr;
+    return;
+  }
+  seek_to_epoch_starts(reason);
+}
+
+void Pipeline::Impl::seek_to_epoch_starts(const std::string& reason) {
   for (const auto& tp : deps_.source.assignment()) {
     auto b = base_.find(tp);
     if (b == base_.end()) {
@@ -99,6 +113,20 @@ void Pipeline::Impl::rewind(const std::string& reason) {
     }
     pos_[tp] = b->second;
   }
+  current_pos_ = current_base_ = nullptr;
+}
+
+bool Pipeline::Impl::end_fenced_wait_if_due() {
+  if (!fenced_wait_until_) return false;
+  const bool waited_out = Clock::now() >= *fenced_wait_until_;
+  if (!rebalanced_since_fence_ && !waited_out) return true;
+  fenced_wait_until_.reset();
+  if (rebalanced_since_fence_) log_->info("the consumer group rebalanced after the fenced commit point: rewinding");
+  else log_->warn("no rebalance came within {} s of the fenced commit point: rewinding the partitions this member "
+                  "still holds", std::chrono::duration_cast<std::chrono::seconds>(kFencedWaitFor).count());
+  ++rewind_generation_;
+  seek_to_epoch_starts("fenced");
+  return true;
 }
 
 void Pipeline::Impl::sleep_backoff(int attempt) {

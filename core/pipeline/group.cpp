@@ -157,6 +157,8 @@ Event Pipeline::Impl::commit_group_point(const state::EpochRecord& rec) {
   }
   failure_ = Error(Disposition::Retry, "epoch " + std::to_string(rec.epoch) + " fenced by the consumer group");
   failure_reason_ = "fenced";
+  fenced_wait_until_ = Clock::now() + kFencedWaitFor;
+  rebalanced_since_fence_ = false;
   ++deps_.metrics.epochs_fenced;
   return Event::Fenced;
 }

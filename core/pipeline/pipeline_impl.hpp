@@ -179,6 +179,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // RebalanceListener (called inside source.poll() on this thread)
   kafka::OffsetMap on_assign(const std::vector<TopicPartition>& added) override;
   void on_revoke(const std::vector<TopicPartition>& revoked, bool lost) override;
+  void on_rebalance() override;
 
  private:
   enum class Who { Open, Closing, Replay };
@@ -316,6 +317,12 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   void abort_loads(LoadMap& loads);
   void abort_open_epoch_for_replay();
   void rewind(const std::string& reason);
+  // Seeks every assigned partition back to its epoch start (rewind()).
+  void seek_to_epoch_starts(const std::string& reason);
+  // After a fenced commit point: the deferred seeks once the group has
+  // rebalanced (or the wait ran out); true when the batch just polled was
+  // fetched before them and must be dropped.
+  bool end_fenced_wait_if_due();
   void sleep_backoff(int attempt);
   // --- table creation and schema evolution (table_ddl.cpp)
   enum class Prepared { Proceed, Skip, Stop };
@@ -458,6 +465,20 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // process started (a truncate below it empties rows that follow it).
   std::map<Target, int64_t> committed_newest_seq_;
   uint64_t rewind_generation_ = 0;
+  // Set when the group refused this member's generation at a commit point:
+  // its partitions are probably another member's already (a zombie, paused
+  // past its session). Seeking them back would re-read ranges their new
+  // owners commit past, which retention may delete meanwhile (librdkafka
+  // then reports an offset gap and leaves the partition in an error state
+  // that fails the next seek). So the rewind's seeks wait for the rebalance
+  // librdkafka starts on such a refusal, or until this deadline; records
+  // polled meanwhile are dropped (issue 31, the group campaign).
+  // librdkafka's session.timeout.ms is 45 s by default: a member whose
+  // generation was refused hears of the rebalance at its next heartbeat, so a
+  // full session plus a rebalance is ample.
+  static constexpr std::chrono::seconds kFencedWaitFor{60};
+  std::optional<Clock::time_point> fenced_wait_until_;
+  bool rebalanced_since_fence_ = false;
   bool paused_ = false;
   bool subscribed_ = false;
   bool catching_up_ = false;  // a poll came at least half full since the last empty one (end_epoch_if_caught_up)

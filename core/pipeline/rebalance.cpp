@@ -12,6 +12,7 @@ namespace cdc2doris::pipeline {
 // nothing may unwind through them. A stop raised inside is kept and re-thrown
 // by the run loop once poll() returned.
 kafka::OffsetMap Pipeline::Impl::on_assign(const std::vector<TopicPartition>& added) {
+  rebalanced_since_fence_ = true;
   try {
     return assign_partitions(added);
   } catch (const FatalStop& f) {
@@ -23,6 +24,7 @@ kafka::OffsetMap Pipeline::Impl::on_assign(const std::vector<TopicPartition>& ad
 }
 
 void Pipeline::Impl::on_revoke(const std::vector<TopicPartition>& revoked, bool lost) {
+  rebalanced_since_fence_ = true;
   try {
     revoke_partitions(revoked, lost);
   } catch (const FatalStop& f) {
@@ -31,6 +33,8 @@ void Pipeline::Impl::on_revoke(const std::vector<TopicPartition>& revoked, bool 
     if (!deferred_stop_) deferred_stop_ = e.to_error();
   }
 }
+
+void Pipeline::Impl::on_rebalance() { rebalanced_since_fence_ = true; }
 
 kafka::OffsetMap Pipeline::Impl::assign_partitions(const std::vector<TopicPartition>& added) {
   kafka::OffsetMap out;

@@ -83,6 +83,18 @@ RunResult Pipeline::Impl::run() {
         run_start = &msg;
         base_.try_emplace(TopicPartition{std::string(msg.topic), msg.partition}, msg.offset);
       }
+      if (end_fenced_wait_if_due()) {
+        // Fetched from positions the fenced member may no longer own, or
+        // before the seeks just made: read again (or by the new owner). So
+        // are a partition's errors (an offset gap there is the new owner's
+        // concern); the rest are handled below.
+        polled.batch.release();
+        std::erase_if(polled.errors, [&](const Error& e) {
+          if (e.context().topic.empty()) return false;
+          log_->info("kafka, while the group rebalances after a fenced commit point: {}", e.what());
+          return true;
+        });
+      }
       // Taken before the errors: a rewind they cause drops the whole batch
       // (it was fetched before the seek; processing it would move the
       // positions past the records the seek is to re-read).

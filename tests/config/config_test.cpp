@@ -88,6 +88,7 @@ doris:
   io_threads: 2
   connect_timeout: 3s
   precommit_timeout: 2h
+  clock_skew_allowance: 2m
   request_timeout: 20s
   load_timeout: 10m
   max_attempts: 5
@@ -236,6 +237,7 @@ logging:
   CHECK(c.doris.buffer_bytes == 2u << 20);
   CHECK(c.doris.timeouts.response == std::chrono::minutes(10));
   CHECK(c.delivery.precommit_timeout_ms == 2 * 3600 * 1000);
+  CHECK(c.delivery.clock_skew_allowance_ms == 2 * 60 * 1000);
   CHECK_FALSE(c.doris.tls.verify_hostname);
   CHECK(c.delivery.bad_record_policy == pipeline::BadRecordPolicy::DeadLetter);
   CHECK(c.source_config().read_headers);  // dead letters carry the original headers

@@ -284,7 +284,6 @@ TEST_CASE("config keys: every field of the configuration has a key", "[config][k
       {&all.delivery.write_chunk_bytes, "tuning of the pipeline, not configurable"},
       {&all.delivery.probe_parallelism, "tuning of the pipeline, not configurable"},
       {&all.delivery.probe_max_labels, "tuning of the pipeline, not configurable"},
-      {&all.delivery.clock_skew_allowance_ms, "a safety margin, not configurable"},
       {&all.decoding.use_schema, "a test switch of the decoder"},
       {&all.schema_registry.max_cached_ids, "tuning of the registry client, not configurable"},
       {&all.decoding.recognise_repeated_schemas, "a test switch of the decoder"},

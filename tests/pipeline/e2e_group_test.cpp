@@ -96,6 +96,25 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
   o.topic_prefix = "gcrash";
   o.seed = seed;
   o.compacted_tables = {"orders_4"};  // read behind the cleaner by every new owner (issue 31)
+  // CDC2DORIS_GROUP_EXPIRIES=1 (opt-in, not in ctest yet: about 1 run in 3
+  // stops on an open case of issue 31, see docs/architecture.md):
+  // Doris expires pre-commits after 2 s (FE
+  // stream_load_default_precommit_timeout_second), the members know it
+  // (doris.precommit_timeout, no clock skew on one host), and every other
+  // round a member is frozen for longer than that, or restarted, right
+  // after its pre-commits: its epoch is replayed by it or resolved by the
+  // others, and the replay meets the rebalance (issue 31). Real expiries,
+  // not the emulator's fault: that one skips Doris' timeout but not the
+  // members' clocks, and within the timeout a label Doris forgot can only
+  // have been committed (group.cpp, forget_window). No DUPLICATE KEY table
+  // there: an epoch whose labels expired and were forgotten cannot be proven
+  // not to be visible, and the members stop on it by design.
+  const bool expiries_allowed = env_long("CDC2DORIS_GROUP_EXPIRIES", 0) != 0;
+  if (expiries_allowed) {
+    o.emulator.precommit_timeout_s = 2;
+    o.extra_doris_yaml = "  precommit_timeout: 2s\n  clock_skew_allowance: 0s\n";
+    o.duplicate_table.clear();
+  }
   E2eHarness h(o);
   std::vector<Member> members(3);
   for (size_t i = 0; i < members.size(); ++i) members[i].name = "m" + std::to_string(i);
@@ -120,14 +139,16 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
   // so the reference order stays the source order).
   for (const char* t : {"orders_5", "orders_6"}) h.broker().add_partitions("gcrash." + h.db() + "." + t, 6);
 
-  size_t kills = 0, zombies = 0, restarts = 0, duplicates = 0, retentions = 0;
-  std::uniform_int_distribution<int> pick(0, 2), action(0, 4), delay_ms(200, 2500);
+  size_t kills = 0, zombies = 0, restarts = 0, duplicates = 0, retentions = 0, expiries = 0;
+  std::uniform_int_distribution<int> pick(0, 2), action(0, expiries_allowed ? 5 : 4), delay_ms(200, 2500);
   for (long r = 0; r < rounds; ++r) {
     h.produce(chunk);
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
     Member& m = members[static_cast<size_t>(pick(rng))];
     check_alive(m);
-    switch (action(rng)) {
+    // Every other round an expiry where they are on: the point of that variant.
+    const int a = action(rng);
+    switch (expiries_allowed && r % 2 == 1 ? 5 : a) {
       case 0:  // crash and come back
         m.proc->kill9();
         ++kills;
@@ -163,6 +184,19 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
         h.delete_committed_records();
         ++retentions;
         break;
+      case 5:  // frozen past Doris' pre-commit timeout, or restarted, mid-epoch (issue 31)
+        if (pick(rng) == 0) {
+          m.proc->stop(60s);
+          ++restarts;
+          m.proc = h.start_member(m.name);
+        } else {
+          m.proc->signal(SIGSTOP);
+          std::this_thread::sleep_for(std::chrono::milliseconds(4500 + delay_ms(rng)));
+          m.proc->signal(SIGCONT);
+          ++zombies;
+        }
+        ++expiries;
+        break;
     }
   }
   // 3 -> 2: m2 leaves for good.
@@ -180,7 +214,8 @@ TEST_CASE("e2e group: crash campaign — 3 members, SIGKILLs, restarts, zombies,
   h.verify();
   std::cout << "group crash campaign: seed " << seed << ", " << h.produced() << " records, " << kills
             << " SIGKILLs, " << zombies << " zombies, " << restarts << " clean restarts, " << duplicates
-            << " duplicate starts refused, " << retentions << " retention runs, " << h.compacted_away()
+            << " duplicate starts refused, " << retentions << " retention runs, " << expiries
+            << " long freezes or restarts, " << h.count_log("replaying epoch") << " replays, " << h.compacted_away()
             << " records compacted away, "
             << h.count_log("fenced by the consumer group") << " fenced epochs, "
             << h.count_log("was pending in the consumer group") << " pending epochs resolved\n";

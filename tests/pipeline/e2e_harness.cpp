@@ -145,6 +145,7 @@ void E2eHarness::write_config(const std::string& member) {
     << "  password: \"\"\n"
     << "  request_timeout: 10s\n"
     << "  load_timeout: 30s\n"
+    << opts_.extra_doris_yaml
     << (opts_.toast_tables > 1 ? "routing:\n  tables:\n    " + db_ +
                                      ".orders_1:\n      sequence_col: seq\n      sequence_from_source_position: true\n"
                                : std::string())

@@ -41,6 +41,7 @@ struct E2eOptions {
   int toast_tables = 3;
   std::string epoch_interval = "300ms";
   std::string extra_delivery_yaml;
+  std::string extra_doris_yaml;  // appended to each member's `doris:` section
   // Environment CDC2DORIS_E2E_DORIS_LIMITS=small (ctest *_small_limits_test)
   // sets what is left at 0 here: label_num_threshold 50,
   // max_running_txns 20, txn_clean_interval_s 1.

@@ -169,6 +169,7 @@ kafka::PollResult FakeSource::poll(std::chrono::milliseconds timeout, size_t max
   kafka::PollResult out;
   kafka::RebalanceListener* l = nullptr;
   bool first = false;
+  bool rejoin = false;
   std::vector<Action> due;
   std::optional<std::pair<Error, bool>> err;
   {
@@ -188,6 +189,11 @@ kafka::PollResult FakeSource::poll(std::chrono::milliseconds timeout, size_t max
       } else {
         ++it;
       }
+    }
+    if (rejoin_pending_ && std::none_of(actions_.begin(), actions_.end(),
+                                        [](const Action& a) { return a.kind == Action::Revoke; })) {
+      rejoin_pending_ = false;
+      rejoin = true;
     }
     if (!errors_.empty()) {
       err = errors_.front();
@@ -221,6 +227,7 @@ kafka::PollResult FakeSource::poll(std::chrono::milliseconds timeout, size_t max
       assign(*l, fresh);
     }
   }
+  if (rejoin) l->on_rebalance();
   if (err) out.errors.push_back(err->first);
   if (!err || err->second) {
     auto keep = std::make_unique<Keep>();
@@ -346,6 +353,7 @@ kafka::CommitResult FakeSource::commit_group(const kafka::GroupOffsetMap& offset
   std::unique_lock lk(mu_);
   if (fence_commits_ > 0) {
     --fence_commits_;
+    rejoin_pending_ = true;
     if (auto hook = on_fence_) {
       lk.unlock();
       hook();

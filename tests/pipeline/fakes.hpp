@@ -65,7 +65,8 @@ class FakeSource final : public kafka::Source {
   void schedule_revoke(std::vector<kafka::TopicPartition> tps, bool lost, int after_polls = 0,
                        int reassign_after_polls = 1);
   // The next n commits carrying a generation are refused as fenced (this
-  // member was rebalanced away); nothing is written. on_fence runs (on the
+  // member was rebalanced away); nothing is written, and the member rejoins
+  // at the next poll (see rejoin_pending_). on_fence runs (on the
   // committing thread) at each refusal: what other members do meanwhile.
   void fence_next_group_commits(int n, std::function<void()> on_fence = {});
   kafka::GroupOffsetMap group_committed_with_metadata() const;
@@ -144,6 +145,10 @@ class FakeSource final : public kafka::Source {
   std::map<kafka::TopicPartition, std::string> group_meta_;
   std::map<kafka::TopicPartition, std::vector<int64_t>> group_commits_;
   int fence_commits_ = 0;
+  // A refused generation makes librdkafka rejoin: the next poll without a
+  // scheduled revoke calls back as a cooperative rejoin that keeps the
+  // assignment does (RebalanceListener::on_rebalance only).
+  bool rejoin_pending_ = false;
   std::function<void()> on_fence_;
   kafka::RebalanceListener* listener_ = nullptr;
   bool assigned_once_ = false;
