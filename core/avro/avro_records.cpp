@@ -116,8 +116,8 @@ AvroRecords::~AvroRecords() = default;
 
 RecordFormat AvroRecords::format_of(std::string_view topic) {
   if (patterns_.empty()) return options_.format;
+  if (auto it = topic_format_.find(topic); it != topic_format_.end()) return it->second;
   const std::string name(topic);
-  if (auto it = topic_format_.find(name); it != topic_format_.end()) return it->second;
   RecordFormat format = options_.format;
   for (const auto& [re, f] : patterns_) {
     if (std::regex_match(name, re)) {

@@ -89,7 +89,12 @@ class AvroRecords {
                                       const std::string& origin, std::string_view body, std::string& out);
   RecordOptions options_;
   std::vector<std::pair<std::regex, RecordFormat>> patterns_;
-  std::unordered_map<std::string, RecordFormat> topic_format_;  // pattern matches, by topic
+  struct TopicHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view t) const { return std::hash<std::string_view>()(t); }
+  };
+  // Pattern matches by topic, looked up without a copy of the name per record.
+  std::unordered_map<std::string, RecordFormat, TopicHash, std::equal_to<>> topic_format_;
   RegistryClient registry_;
   size_t max_cached_schemas_;
   std::unordered_map<SchemaRef, std::unique_ptr<ConnectBridge>, SchemaRefHash> bridges_;
