@@ -128,10 +128,12 @@ struct Config {
   // unless the state already recorded a prefix (keep_recorded_label_prefix).
   bool label_prefix_explicit = false;
   decode::DecoderOptions decoding;
-  // decoding.format avro: Confluent-framed Avro read with schemas from this registry.
-  avro::RecordFormat decoding_format = avro::RecordFormat::Json;
+  // decoding.format, decoding.topic_formats and the Avro framing: records
+  // that are Avro are read with schemas from this registry.
+  avro::RecordOptions record_format;
   avro::RegistryOptions schema_registry;
   std::string schema_registry_password_file;  // read into schema_registry.password after parsing
+  std::string schema_registry_bearer_token_file;  // read into schema_registry.bearer_token after parsing
 
   std::string state_dir = "/var/lib/cdc2doris";
   int state_retention_epochs = 100;

@@ -70,16 +70,21 @@ void check_decoding(const Reader& r, const YAML::Node& root, const Config& c) {
            about_zone ? "decoding.time_zone" : "decoding", e.what());
   }
   const YAML::Node registry = find_node(root, {"decoding", "schema_registry", "url"});
-  if (c.decoding_format == avro::RecordFormat::Avro && c.schema_registry.url.empty())
-    r.fail(find_node(root, {"decoding", "format"}).Mark(), "decoding.format",
-           "avro needs decoding.schema_registry.url");
-  if (!c.schema_registry.url.empty()) {
-    try {
-      avro::RegistryClient probe(c.schema_registry);
-    } catch (const std::invalid_argument& e) {
-      r.fail(registry.Mark(), "decoding.schema_registry.url", e.what());
-    }
+  if (c.record_format.any_avro() && c.schema_registry.url.empty()) {
+    const YAML::Node format = find_node(root, {"decoding", "format"});
+    const bool by_format = c.record_format.format != avro::RecordFormat::Json;
+    r.fail(by_format ? format.Mark() : find_node(root, {"decoding", "topic_formats"}).Mark(),
+           by_format ? "decoding.format" : "decoding.topic_formats",
+           "avro and auto need decoding.schema_registry.url");
   }
+  if (c.record_format.payload_id == avro::IdKind::Global && c.schema_registry.api != avro::RegistryApi::Apicurio)
+    r.fail(find_node(root, {"decoding", "avro", "id_kind"}).Mark(), "decoding.avro.id_kind",
+           "global ids need decoding.schema_registry.api: apicurio (Confluent's API serves no global ids)");
+  // The TLS files and the choice of credentials are judged when the client
+  // is built (run, check --connect): a file may appear after the check.
+  if (!c.schema_registry.url.empty())
+    if (auto problem = avro::RegistryClient::url_problem(c.schema_registry.url))
+      r.fail(registry.Mark(), "decoding.schema_registry.url", *problem);
   // routing.tables.<target>.key_columns / sequence_from_source_position reach
   // the decoder through the router (TableSettings), which knows the target.
 }

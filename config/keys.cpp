@@ -29,6 +29,13 @@ using Rule = K<RoutingRule>;
 
 // ---------------------------------------------------------------- value checks
 
+// decoding.format's names, also the values of decoding.topic_formats.
+const std::vector<std::pair<std::string, avro::RecordFormat>>& record_formats() {
+  static const std::vector<std::pair<std::string, avro::RecordFormat>> names{
+      {"json", avro::RecordFormat::Json}, {"avro", avro::RecordFormat::Avro}, {"auto", avro::RecordFormat::Auto}};
+  return names;
+}
+
 void check_regexes(const Reader& r, const YAML::Node& n, const std::string& where, const std::vector<std::string>& list) {
   for (size_t i = 0; i < list.size(); ++i) try {
       std::regex test(list[i]);
@@ -662,16 +669,67 @@ std::vector<Key<Config>> declare() {
                 "If set, a column receiving the op (`c`/`u`/`d`/`r`)."),
       C::string("decoding.extra_columns.source_ts", FIELD(decoding.extra_columns.source_ts),
                 "If set, a column receiving `source.ts_ms`."),
-      C::choice("decoding.format", FIELD(decoding_format),
-                std::vector<std::pair<std::string, avro::RecordFormat>>{{"json", avro::RecordFormat::Json},
-                                                                        {"avro", avro::RecordFormat::Avro}},
-                "How keys and values are serialised: Kafka Connect's JsonConverter, or Avro in Confluent's wire "
-                "format (magic byte 0, 4-byte schema id, Avro binary) with its schema from "
-                "`decoding.schema_registry` (docs/avro.md). Every topic the same."),
+      C::choice("decoding.format", FIELD(record_format.format), record_formats(),
+                "How keys and values are serialised: Kafka Connect's JsonConverter; Avro with its schema from "
+                "`decoding.schema_registry`, the id in Apicurio's `apicurio.{key,value}.{globalId,contentId}` "
+                "headers where present, else after magic byte 0 (`decoding.avro.*`); or `auto`: per key and value, "
+                "JSON when it starts with `{`, Avro when it carries such a header or starts with byte 0, anything "
+                "else a bad record (`unknown_format`). For topics `topic_formats` does not name (docs/avro.md)."),
+      C::custom(
+          "decoding.topic_formats", "map<regex,enum(json|avro|auto)>",
+          "Formats per topic: ECMAScript regexes matching the whole topic name, each with `json`, `avro` or "
+          "`auto`; the first that matches, in the order written, decides; other topics take `format`.",
+          [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
+            auto& out = c.record_format.topic_formats;
+            out.clear();
+            if (n.IsNull()) return;
+            if (!n.IsMap()) r.expected(n, where, "a map of topic regex: json, avro or auto");
+            for (const auto& kv : n) {
+              const std::string pattern = kv.first.Scalar();
+              const std::string at = where + "." + pattern;
+              try {
+                std::regex test(pattern);
+              } catch (const std::regex_error& e) {
+                r.fail(kv.first.Mark(), at, "invalid regex '" + pattern + "': " + e.what());
+              }
+              const std::string name = r.str(kv.second, at);
+              bool known = false;
+              for (const auto& [known_name, f] : record_formats()) {
+                if (known_name != name) continue;
+                out.emplace_back(pattern, f);
+                known = true;
+              }
+              if (!known) r.expected(kv.second, at, "one of json, avro, auto");
+            }
+          },
+          [](const Config& c) {
+            YAML::Node out(YAML::NodeType::Map);
+            for (const auto& [pattern, f] : c.record_format.topic_formats)
+              for (const auto& [name, v] : record_formats())
+                if (v == f) out[pattern] = name;
+            return out;
+          }),
+      C::choice("decoding.avro.id_bytes", FIELD(record_format.id_bytes),
+                std::vector<std::pair<std::string, int>>{{"4", 4}, {"8", 8}},
+                "Length of the big-endian schema id after magic byte 0: 4 (Confluent's converter, Apicurio's with "
+                "`apicurio.registry.as-confluent=true`) or 8 (Apicurio's converter by default). Records whose id "
+                "travels in Apicurio's headers have no magic byte and ignore it."),
+      C::choice("decoding.avro.id_kind", FIELD(record_format.payload_id),
+                std::vector<std::pair<std::string, avro::IdKind>>{{"content", avro::IdKind::Content},
+                                                                  {"global", avro::IdKind::Global}},
+                "What the id after magic byte 0 counts, as Apicurio's `apicurio.registry.use-id`: `content` "
+                "(Confluent's schema id, Apicurio's contentId) or `global` (Apicurio's globalId, its converter's "
+                "default; needs `schema_registry.api: apicurio`). A header names its own kind."),
+      C::choice("decoding.schema_registry.api", FIELD(schema_registry.api),
+                std::vector<std::pair<std::string, avro::RegistryApi>>{{"confluent", avro::RegistryApi::Confluent},
+                                                                       {"apicurio", avro::RegistryApi::Apicurio}},
+                "The API `url` is the base of: Confluent's (`{url}/schemas/ids/{id}`; Apicurio's ccompat API "
+                "answers content ids there) or Apicurio's own (`{url}/ids/globalIds/{id}`, "
+                "`{url}/ids/contentIds/{id}`), which alone serves global ids."),
       C::string("decoding.schema_registry.url", FIELD(schema_registry.url),
-                "Confluent-compatible schema registry API for `format: avro`, e.g. `http://registry:8081` or "
-                "Apicurio's `http://registry:8080/apis/ccompat/v7`; schemas are read from `{url}/schemas/ids/{id}`. "
-                "http only."),
+                "Schema registry for Avro records, the base of the API `api` names: e.g. `http://registry:8081` "
+                "(Confluent), `http://registry:8080/apis/ccompat/v7` or, with `api: apicurio`, "
+                "`http://registry:8080/apis/registry/v2` (Apicurio); https with `tls.*`."),
       C::string("decoding.schema_registry.user", FIELD(schema_registry.user),
                 "User for HTTP basic authentication to the registry; empty: none."),
       C::secret("decoding.schema_registry.password", FIELD(schema_registry.password),
@@ -679,6 +737,19 @@ std::vector<Key<Config>> declare() {
       C::secret_file("decoding.schema_registry.password_file", FIELD(schema_registry_password_file),
                      FIELD(schema_registry.password),
                      "File whose content (trailing newline stripped) is `decoding.schema_registry.password`."),
+      C::secret("decoding.schema_registry.bearer_token", FIELD(schema_registry.bearer_token),
+                "Token sent as `Authorization: Bearer TOKEN` to the registry (not with `user`); empty: none. "
+                "Prefer `bearer_token_file` or `${ENV}`."),
+      C::secret_file("decoding.schema_registry.bearer_token_file", FIELD(schema_registry_bearer_token_file),
+                     FIELD(schema_registry.bearer_token),
+                     "File whose content (trailing newline stripped) is `decoding.schema_registry.bearer_token`."),
+      C::string("decoding.schema_registry.tls.ca_file", FIELD(schema_registry.ca_file),
+                "With an https `url`: PEM bundle the registry's certificate must chain to (its name or IP address "
+                "is checked against the URL's host); empty: the system's CAs."),
+      C::string("decoding.schema_registry.tls.cert_file", FIELD(schema_registry.cert_file),
+                "With an https `url`: PEM client certificate (chain) presented to the registry; with `key_file`."),
+      C::string("decoding.schema_registry.tls.key_file", FIELD(schema_registry.key_file),
+                "PEM private key of `tls.cert_file`."),
       C::duration("decoding.schema_registry.timeout", FIELD(schema_registry.timeout), at_least(1),
                   "Connect, send and read timeout of one registry request; an unanswered request is retried "
                   "with the pipeline's backoff."),

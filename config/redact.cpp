@@ -11,6 +11,7 @@ std::vector<std::string> Config::secrets() const {
   if (!doris.password.empty()) out.push_back(doris.password);
   if (!admin_token.empty()) out.push_back(admin_token);
   if (!schema_registry.password.empty()) out.push_back(schema_registry.password);
+  if (!schema_registry.bearer_token.empty()) out.push_back(schema_registry.bearer_token);
   // A user name identifies, it does not authenticate: as a "secret" it would
   // blank out every word that happens to equal it (a SASL user "cdc2doris").
   for (const auto& [k, v] : kafka_properties)

@@ -1,7 +1,7 @@
 // `cdc2doris check`: validate the configuration (the same validator `run`
 // uses); with --connect also reach Kafka (a metadata round trip with the
 // configured security settings), the configured topics, the schema registry
-// (decoding.format avro), every Doris FE with the configured credentials, and
+// (when records may be Avro), every Doris FE with the configured credentials, and
 // every target table that can be known
 // before data arrives. Every line printed goes through redaction.
 #include <spdlog/spdlog.h>
@@ -146,19 +146,26 @@ class Checker {
   // An authenticated call per FE: a wrong password must fail here. Doris
   // answers auth failures with HTTP 200 and {"code":401,"msg":"Unauthorized"},
   // which the client reports as an error of kind auth.
-  // decoding.format avro: the registry's Confluent API with the configured credentials.
+  // Avro records (decoding.format, topic_formats): the registry's API with the configured credentials.
   void schema_registry() {
-    if (cfg_.decoding_format != avro::RecordFormat::Avro) return;
+    if (!cfg_.record_format.any_avro()) return;
     const std::string what = "schema registry " + cfg_.schema_registry.url;
     auto options = cfg_.schema_registry;
     options.timeout = std::min(options.timeout, timeout_);
-    auto got = avro::RegistryClient(options).probe();
+    std::variant<size_t, avro::RegistryFailure> got;
+    try {
+      got = avro::RegistryClient(options).probe();
+    } catch (const std::invalid_argument& e) {
+      failed(what, e.what());
+      return;
+    }
     if (auto* f = std::get_if<avro::RegistryFailure>(&got)) {
       failed(what, f->message);
       return;
     }
     ok(what + ": reachable" + (cfg_.schema_registry.user.empty() ? "" : " as '" + cfg_.schema_registry.user + "'") +
-       ", " + std::to_string(std::get<size_t>(got)) + " subject(s)");
+       ", " + std::to_string(std::get<size_t>(got)) +
+       (cfg_.schema_registry.api == avro::RegistryApi::Apicurio ? " artifact(s)" : " subject(s)"));
   }
 
   void doris_fes() {

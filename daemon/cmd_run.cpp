@@ -133,9 +133,9 @@ int cmd_run(const Args& a) {
     return kExitUsage;
   }
   std::unique_ptr<avro::AvroRecords> avro_records;
-  if (cfg.decoding_format == avro::RecordFormat::Avro) {
+  if (cfg.record_format.any_avro()) {
     try {
-      avro_records = std::make_unique<avro::AvroRecords>(cfg.schema_registry);
+      avro_records = std::make_unique<avro::AvroRecords>(cfg.record_format, cfg.schema_registry);
     } catch (const std::exception& e) {
       spdlog::error("configuration: {}", e.what());
       return kExitUsage;

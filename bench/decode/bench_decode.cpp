@@ -192,14 +192,14 @@ class AvroPath {
  private:
   void convert(std::string_view bytes, std::string& out) {
     std::string why;
-    const auto framed = avro::unframe(bytes, why);
+    const auto framed = avro::unframe(bytes, 4, why);
     if (!framed) {
       std::fprintf(stderr, "avro framing: %s\n", why.c_str());
       std::exit(1);
     }
-    auto it = bridges_.find(framed->schema_id);
+    auto it = bridges_.find(static_cast<int32_t>(framed->schema_id));
     if (it == bridges_.end()) {
-      std::fprintf(stderr, "avro: no schema %d\n", framed->schema_id);
+      std::fprintf(stderr, "avro: no schema %lld\n", static_cast<long long>(framed->schema_id));
       std::exit(1);
     }
     out.clear();

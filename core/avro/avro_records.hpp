@@ -1,16 +1,26 @@
 #pragma once
-// decoding.format avro: each record's key and value in Confluent's wire
-// format (magic byte 0, the schema id as 4 bytes big-endian, Avro binary),
-// turned into the Kafka Connect JSON the decoder reads (avro_connect.hpp)
-// with the writer schema fetched from the registry by id.
+// decoding.format avro / auto: each record's key and value, when Avro, turned
+// into the Kafka Connect JSON the decoder reads (avro_connect.hpp) with the
+// writer schema fetched from the registry by id. The id travels in one of
+// the framings the converters write:
+//   - Apicurio's headers `apicurio.{key,value}.{globalId,contentId}` (an
+//     8-byte big-endian long) with the bare Avro body as key or value;
+//   - magic byte 0, the id big-endian (4 bytes: Confluent, Apicurio's
+//     as-confluent; 8 bytes: Apicurio's default), then the Avro body.
+// Headers decide where present (a converter writing them writes no magic
+// byte); otherwise the payload framing, whose id length cannot be read from
+// the bytes, is configured (RecordOptions::id_bytes).
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "core/avro/avro_connect.hpp"
 #include "core/avro/registry_client.hpp"
@@ -19,41 +29,76 @@
 
 namespace cdc2doris::avro {
 
-enum class RecordFormat { Json, Avro };
+enum class RecordFormat {
+  Json,  // JsonConverter: passed to the decoder as is
+  Avro,  // one of the framings above
+  Auto,  // per key and value: Apicurio's id header or magic byte 0 is Avro, '{' is JSON
+};
+
+struct RecordOptions {
+  RecordFormat format = RecordFormat::Json;  // decoding.format: topics no pattern names
+  // decoding.topic_formats: (ECMAScript regex matching the whole topic name,
+  // format); the first that matches wins.
+  std::vector<std::pair<std::string, RecordFormat>> topic_formats;
+  int id_bytes = 4;                     // the id after the magic byte: 4 or 8
+  IdKind payload_id = IdKind::Content;  // what that id counts (headers name their own)
+  bool operator==(const RecordOptions&) const = default;
+  // Whether any topic may carry Avro (else no registry is needed).
+  bool any_avro() const;
+};
 
 struct Framed {
-  int32_t schema_id = 0;
+  int64_t schema_id = 0;
   std::string_view body;  // the Avro binary
 };
-// Confluent's framing; nullopt with `why` (what was found) when it is not.
-std::optional<Framed> unframe(std::string_view bytes, std::string& why);
+// Magic byte 0 and an `id_bytes`-byte big-endian id; nullopt with `why`
+// (what was found) when the bytes are not that.
+std::optional<Framed> unframe(std::string_view bytes, int id_bytes, std::string& why);
 
 class AvroRecords {
  public:
-  // Throws std::invalid_argument for registry options it cannot use.
-  explicit AvroRecords(RegistryOptions registry, size_t max_cached_schemas = 1000);
+  // Throws std::invalid_argument for options it cannot use (a registry URL,
+  // a topic pattern that is not a regex).
+  AvroRecords(RecordOptions records, RegistryOptions registry, size_t max_cached_schemas = 1000);
+  // Every topic Avro, the id in 4 bytes (Confluent's framing) or a header.
+  explicit AvroRecords(RegistryOptions registry);
   ~AvroRecords();
   AvroRecords(const AvroRecords&) = delete;
   AvroRecords& operator=(const AvroRecords&) = delete;
 
   // A record that cannot be read (framing, unknown id, a body its schema does
-  // not describe) is a bad record: DecodeError. A registry that cannot be
-  // reached is Error (Retry: the pipeline backs off and reads it again),
-  // credentials it refuses Error (Fatal).
+  // not describe, neither JSON nor Avro) is a bad record: DecodeError. A
+  // registry that cannot be reached is Error (Retry: the pipeline backs off
+  // and reads it again), credentials it refuses or an id the configured API
+  // cannot serve Error (Fatal).
   using Failure = std::variant<decode::DecodeError, Error>;
   // `out` is `in` with key and value (Kafka nulls stay null) as JsonConverter
-  // JSON, viewing buffers of this object valid until the next call.
+  // JSON, viewing buffers of this object or of `in`, valid until the next call.
   std::optional<Failure> to_json(const decode::KafkaRecord& in, decode::KafkaRecord& out);
+
+  // The format of a topic (decoding.topic_formats, else decoding.format).
+  RecordFormat format_of(std::string_view topic);
 
   size_t registry_fetches() const { return registry_.fetches(); }
 
  private:
-  std::optional<Failure> convert(const decode::KafkaRecord& in, std::string_view side, std::string_view bytes,
-                                 std::string& out);
+  // Sets `view` to the side's JSON (its own bytes, or Avro converted into `out`).
+  std::optional<Failure> convert(const decode::KafkaRecord& in, RecordFormat format, std::string_view side,
+                                 std::string_view bytes, std::string& out, std::string_view& view);
+  std::optional<Failure> avro_to_json(const decode::KafkaRecord& in, std::string_view side, SchemaRef ref,
+                                      const std::string& origin, std::string_view body, std::string& out);
+  RecordOptions options_;
+  std::vector<std::pair<std::regex, RecordFormat>> patterns_;
+  struct TopicHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view t) const { return std::hash<std::string_view>()(t); }
+  };
+  // Pattern matches by topic, looked up without a copy of the name per record.
+  std::unordered_map<std::string, RecordFormat, TopicHash, std::equal_to<>> topic_format_;
   RegistryClient registry_;
   size_t max_cached_schemas_;
-  std::unordered_map<int32_t, std::unique_ptr<ConnectBridge>> bridges_;
-  std::deque<int32_t> order_;  // oldest first
+  std::unordered_map<SchemaRef, std::unique_ptr<ConnectBridge>, SchemaRefHash> bridges_;
+  std::deque<SchemaRef> order_;  // oldest first
   std::string key_json_, value_json_;
 };
 

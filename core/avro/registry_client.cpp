@@ -1,10 +1,16 @@
 #include "core/avro/registry_client.hpp"
 
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 #include <stdexcept>
 
@@ -17,6 +23,7 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 
 // A schema is a few KB; a registry answering more is not answering a schema.
@@ -32,32 +39,25 @@ void run(asio::io_context& ioc) {
 struct Reply {
   unsigned status = 0;
   std::string body;
+  std::string artifact_type;
 };
 
-// Throws beast::system_error on any transport failure (timeout included).
-Reply http_get(const std::string& host, const std::string& port, const std::string& target,
-           const std::string& authorization, std::chrono::milliseconds timeout) {
-  asio::io_context ioc;
-  tcp::resolver resolver(ioc);
-  beast::tcp_stream stream(ioc);
-  beast::error_code ec;
-  tcp::resolver::results_type endpoints;
-  resolver.async_resolve(host, port, [&](beast::error_code e, tcp::resolver::results_type r) {
-    ec = e;
-    endpoints = std::move(r);
-  });
-  run(ioc);
-  if (ec) throw beast::system_error(ec);
-  stream.expires_after(timeout);
-  stream.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
-  run(ioc);
-  if (ec) throw beast::system_error(ec);
+struct Target {
+  const std::string& host;
+  const std::string& port;
+  const std::string& path;
+};
 
-  http::request<http::empty_body> req(http::verb::get, target, 11);
-  req.set(http::field::host, host);
+// One request and its answer on a connected (and for TLS, handshaken) stream.
+template <class Stream>
+Reply exchange(asio::io_context& ioc, Stream& stream, const Target& t, const std::string& authorization,
+               std::chrono::milliseconds timeout) {
+  beast::error_code ec;
+  http::request<http::empty_body> req(http::verb::get, t.path, 11);
+  req.set(http::field::host, t.host);
   req.set(http::field::accept, "application/vnd.schemaregistry.v1+json, application/json");
   if (!authorization.empty()) req.set(http::field::authorization, authorization);
-  stream.expires_after(timeout);
+  beast::get_lowest_layer(stream).expires_after(timeout);
   http::async_write(stream, req, [&](beast::error_code e, size_t) { ec = e; });
   run(ioc);
   if (ec) throw beast::system_error(ec);
@@ -65,13 +65,65 @@ Reply http_get(const std::string& host, const std::string& port, const std::stri
   beast::flat_buffer buf;
   http::response_parser<http::string_body> parser;
   parser.body_limit(kMaxAnswerBytes);
-  stream.expires_after(timeout);
+  beast::get_lowest_layer(stream).expires_after(timeout);
   http::async_read(stream, buf, parser, [&](beast::error_code e, size_t) { ec = e; });
   run(ioc);
   if (ec) throw beast::system_error(ec);
-  beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  return Reply{parser.get().result_int(), std::move(parser.get().body())};
+  auto& res = parser.get();
+  const auto type = res.find("X-Registry-ArtifactType");
+  return Reply{res.result_int(), std::move(res.body()), type == res.end() ? "" : std::string(type->value())};
+}
+
+// Throws std::runtime_error (beast::system_error) on any transport failure,
+// timeout and refused certificates included.
+Reply http_get(const Target& t, ssl::context* tls, const std::string& authorization,
+               std::chrono::milliseconds timeout) {
+  asio::io_context ioc;
+  tcp::resolver resolver(ioc);
+  beast::error_code ec;
+  tcp::resolver::results_type endpoints;
+  resolver.async_resolve(t.host, t.port, [&](beast::error_code e, tcp::resolver::results_type r) {
+    ec = e;
+    endpoints = std::move(r);
+  });
+  run(ioc);
+  if (ec) throw beast::system_error(ec);
+  auto connect = [&](beast::tcp_stream& tcp) {
+    tcp.expires_after(timeout);
+    tcp.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
+    run(ioc);
+    if (ec) throw beast::system_error(ec);
+  };
+  if (tls == nullptr) {
+    beast::tcp_stream stream(ioc);
+    connect(stream);
+    Reply reply = exchange(ioc, stream, t, authorization, timeout);
+    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    return reply;
+  }
+  beast::ssl_stream<beast::tcp_stream> stream(ioc, *tls);
+  connect(beast::get_lowest_layer(stream));
+  SSL* native = stream.native_handle();
+  // SNI, and OpenSSL's own check of the name (or IP address) the URL gives.
+  asio::ip::make_address(t.host, ec);
+  const bool ip = !ec;
+  if ((!ip && SSL_set_tlsext_host_name(native, t.host.c_str()) != 1) ||
+      (ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(native), t.host.c_str())
+          : X509_VERIFY_PARAM_set1_host(SSL_get0_param(native), t.host.c_str(), 0)) != 1)
+    throw std::runtime_error("TLS: cannot check the certificate against the name " + t.host);
+  beast::get_lowest_layer(stream).expires_after(timeout);
+  stream.async_handshake(ssl::stream_base::client, [&](beast::error_code e) { ec = e; });
+  run(ioc);
+  if (ec) {
+    const long verify = SSL_get_verify_result(native);
+    throw std::runtime_error("TLS handshake failed: " + ec.message() +
+                             (verify != X509_V_OK ? std::string(": ") + X509_verify_cert_error_string(verify) : ""));
+  }
+  Reply reply = exchange(ioc, stream, t, authorization, timeout);
+  beast::get_lowest_layer(stream).expires_after(timeout);
+  stream.async_shutdown([](beast::error_code) {});  // close_notify; the answer is already whole
+  run(ioc);
+  return reply;
 }
 
 std::string shorten(std::string s) {
@@ -82,18 +134,53 @@ std::string shorten(std::string s) {
 
 }  // namespace
 
-RegistryClient::RegistryClient(RegistryOptions options) : options_(std::move(options)) {
-  const auto url = doris::parse_url(options_.url);
+std::optional<std::string> RegistryClient::url_problem(const std::string& text) {
+  const auto url = doris::parse_url(text);
   if (!url || !url->userinfo.empty())
-    throw std::invalid_argument("schema registry URL \"" + doris::redact_url(options_.url) +
-                                "\": expected http://HOST[:PORT][/PATH] (credentials go in user and password)");
-  if (url->tls()) throw std::invalid_argument("schema registry URL: https is not supported yet; use http");
+    return "schema registry URL \"" + doris::redact_url(text) +
+           "\": expected http[s]://HOST[:PORT][/PATH] (credentials go in user and password)";
+  return std::nullopt;
+}
+
+RegistryClient::RegistryClient(RegistryOptions options) : options_(std::move(options)) {
+  if (auto problem = url_problem(options_.url)) throw std::invalid_argument(*problem);
+  const auto url = doris::parse_url(options_.url);
+  if (!options_.user.empty() && !options_.bearer_token.empty())
+    throw std::invalid_argument("schema registry: user (basic authentication) and bearer_token exclude each other");
+  if (options_.cert_file.empty() != options_.key_file.empty())
+    throw std::invalid_argument("schema registry: tls.cert_file and tls.key_file go together");
+  if (url->tls()) {
+    tls_ = std::make_unique<ssl::context>(ssl::context::tls_client);
+    tls_->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                      ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    tls_->set_verify_mode(ssl::verify_peer);
+    // Each throws with OpenSSL's reason; the file's name says which.
+    auto load = [](const char* key, const std::string& file, auto&& f) {
+      try {
+        f();
+      } catch (const std::exception& e) {
+        throw std::invalid_argument(std::string("schema registry ") + key + " " + file + ": " + e.what());
+      }
+    };
+    if (options_.ca_file.empty())
+      tls_->set_default_verify_paths();
+    else
+      load("tls.ca_file", options_.ca_file, [&] { tls_->load_verify_file(options_.ca_file); });
+    if (!options_.cert_file.empty()) {
+      load("tls.cert_file", options_.cert_file, [&] { tls_->use_certificate_chain_file(options_.cert_file); });
+      load("tls.key_file", options_.key_file, [&] { tls_->use_private_key_file(options_.key_file, ssl::context::pem); });
+    }
+  } else if (!options_.ca_file.empty() || !options_.cert_file.empty()) {
+    throw std::invalid_argument("schema registry: tls.* is set but the URL is http; use https://");
+  }
   host_ = url->host;
-  port_ = std::to_string(url->port != 0 ? url->port : 80);
+  port_ = std::to_string(url->port != 0 ? url->port : (url->tls() ? 443 : 80));
   base_target_ = url->target;
   while (!base_target_.empty() && base_target_.back() == '/') base_target_.pop_back();
   if (options_.max_cached_ids == 0) options_.max_cached_ids = 1;
 }
+
+RegistryClient::~RegistryClient() = default;
 
 std::variant<RegistryClient::Answer, RegistryFailure> RegistryClient::get(const std::string& path,
                                                                           const std::string& where) const {
@@ -101,10 +188,13 @@ std::variant<RegistryClient::Answer, RegistryFailure> RegistryClient::get(const 
   if (!options_.user.empty()) {
     authorization = "Basic ";
     decode::base64_encode(options_.user + ":" + options_.password, authorization);
+  } else if (!options_.bearer_token.empty()) {
+    authorization = "Bearer " + options_.bearer_token;
   }
   Reply reply;
   try {
-    reply = http_get(host_, port_, base_target_ + path, authorization, options_.timeout);
+    const std::string target = base_target_ + path;
+    reply = http_get(Target{host_, port_, target}, tls_.get(), authorization, options_.timeout);
   } catch (const std::exception& e) {
     return RegistryFailure{RegistryFailure::Kind::Unreachable, where + ": " + e.what()};
   }
@@ -112,28 +202,52 @@ std::variant<RegistryClient::Answer, RegistryFailure> RegistryClient::get(const 
     return RegistryFailure{RegistryFailure::Kind::Refused,
                            where + ": the registry refused the credentials of decoding.schema_registry (HTTP " +
                                std::to_string(reply.status) + " " + shorten(reply.body) + ")"};
-  return Answer{reply.status, std::move(reply.body)};
+  return Answer{reply.status, std::move(reply.body), std::move(reply.artifact_type)};
 }
 
 std::variant<size_t, RegistryFailure> RegistryClient::probe() {
   const std::string where = "the registry at " + options_.url;
-  auto got = get("/subjects", where);
+  const bool apicurio = options_.api == RegistryApi::Apicurio;
+  // Apicurio's search answers {"artifacts": [...], "count": N}; one is enough to see N.
+  const std::string path = apicurio ? "/search/artifacts?limit=1" : "/subjects";
+  auto got = get(path, where);
   if (auto* f = std::get_if<RegistryFailure>(&got)) return *f;
   const Answer& answer = std::get<Answer>(got);
   boost::system::error_code ec;
   const auto doc = boost::json::parse(answer.body, ec);
-  if (answer.status != 200 || ec || !doc.is_array())
-    return RegistryFailure{RegistryFailure::Kind::Unreachable,
-                           where + ": expected HTTP 200 with a JSON array of subjects from " + options_.url +
-                               "/subjects, got HTTP " + std::to_string(answer.status) + " " + shorten(answer.body)};
-  return doc.get_array().size();
+  if (answer.status == 200 && !ec) {
+    if (!apicurio && doc.is_array()) return doc.get_array().size();
+    const auto* count = doc.is_object() ? doc.get_object().if_contains("count") : nullptr;
+    if (apicurio && count != nullptr && count->is_int64() && count->get_int64() >= 0)
+      return static_cast<size_t>(count->get_int64());
+  }
+  return RegistryFailure{RegistryFailure::Kind::Unreachable,
+                         where + ": expected HTTP 200 with " +
+                             (apicurio ? "a JSON object with a \"count\" of artifacts" : "a JSON array of subjects") +
+                             " from " + options_.url + path + ", got HTTP " + std::to_string(answer.status) + " " +
+                             shorten(answer.body)};
 }
 
-std::variant<RegistryClient::Schema, RegistryFailure> RegistryClient::schema(int32_t id) {
-  if (auto it = cache_.find(id); it != cache_.end()) return it->second;
-  const std::string where = "schema id " + std::to_string(id) + " from the registry at " + options_.url;
+std::string RegistryClient::describe(SchemaRef ref) const {
+  if (ref.kind == IdKind::Global) return "global id " + std::to_string(ref.id);
+  return (options_.api == RegistryApi::Apicurio ? "content id " : "schema id ") + std::to_string(ref.id);
+}
+
+std::variant<RegistryClient::Schema, RegistryFailure> RegistryClient::schema(SchemaRef ref) {
+  if (auto it = cache_.find(ref); it != cache_.end()) return it->second;
+  const std::string where = describe(ref) + " from the registry at " + options_.url;
+  const bool apicurio = options_.api == RegistryApi::Apicurio;
+  if (ref.kind == IdKind::Global && !apicurio)
+    return RegistryFailure{RegistryFailure::Kind::WrongApi,
+                           where + ": Confluent's API serves no global ids (Apicurio's ccompat API takes content "
+                                   "ids); set decoding.schema_registry.api: apicurio with its /apis/registry/v2 URL"};
   ++fetches_;
-  auto got = get("/schemas/ids/" + std::to_string(id), where);
+  const std::string id = std::to_string(ref.id);
+  // Confluent wraps the schema in JSON; Apicurio answers the artifact's own text.
+  const std::string path = !apicurio                   ? "/schemas/ids/" + id
+                           : ref.kind == IdKind::Global ? "/ids/globalIds/" + id
+                                                        : "/ids/contentIds/" + id;
+  auto got = get(path, where);
   if (auto* f = std::get_if<RegistryFailure>(&got)) return *f;
   const Answer& answer = std::get<Answer>(got);
   const std::string got_text = "HTTP " + std::to_string(answer.status) + " " + shorten(answer.body);
@@ -144,23 +258,35 @@ std::variant<RegistryClient::Schema, RegistryFailure> RegistryClient::schema(int
     return RegistryFailure{RegistryFailure::Kind::Unreachable, where + ": expected HTTP 200, got " + got_text};
   boost::system::error_code ec;
   const auto doc = boost::json::parse(answer.body, ec);
-  const auto* obj = ec ? nullptr : doc.if_object();
-  const auto* text = obj != nullptr ? obj->if_contains("schema") : nullptr;
-  if (text == nullptr || !text->is_string())
-    return RegistryFailure{RegistryFailure::Kind::Unreachable,
-                           where + ": expected a JSON object with a \"schema\" string, got " + got_text};
-  // Confluent omits schemaType for Avro, its default.
-  if (const auto* type = obj->if_contains("schemaType");
-      type != nullptr && !(type->is_string() && type->get_string() == "AVRO"))
-    return RegistryFailure{RegistryFailure::Kind::NotAvro,
-                           where + ": expected an Avro schema, got schemaType " + boost::json::serialize(*type)};
-  auto schema = std::make_shared<const std::string>(text->get_string());
+  std::string text;
+  if (apicurio) {
+    if (!answer.artifact_type.empty() && answer.artifact_type != "AVRO")
+      return RegistryFailure{RegistryFailure::Kind::NotAvro,
+                             where + ": expected an Avro schema, got artifact type " + answer.artifact_type};
+    if (ec)
+      return RegistryFailure{RegistryFailure::Kind::Unreachable,
+                             where + ": expected an Avro schema's JSON, got " + got_text};
+    text = answer.body;
+  } else {
+    const auto* obj = ec ? nullptr : doc.if_object();
+    const auto* schema_text = obj != nullptr ? obj->if_contains("schema") : nullptr;
+    if (schema_text == nullptr || !schema_text->is_string())
+      return RegistryFailure{RegistryFailure::Kind::Unreachable,
+                             where + ": expected a JSON object with a \"schema\" string, got " + got_text};
+    // Confluent omits schemaType for Avro, its default.
+    if (const auto* type = obj->if_contains("schemaType");
+        type != nullptr && !(type->is_string() && type->get_string() == "AVRO"))
+      return RegistryFailure{RegistryFailure::Kind::NotAvro,
+                             where + ": expected an Avro schema, got schemaType " + boost::json::serialize(*type)};
+    text = schema_text->get_string();
+  }
+  auto schema = std::make_shared<const std::string>(std::move(text));
   if (cache_.size() >= options_.max_cached_ids) {
     cache_.erase(order_.front());
     order_.pop_front();
   }
-  cache_.emplace(id, schema);
-  order_.push_back(id);
+  cache_.emplace(ref, schema);
+  order_.push_back(ref);
   return schema;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
-// Client of a schema registry's Confluent-compatible API: the writer schema of
-// an Avro record by its id (GET {url}/schemas/ids/{id}). Schemas under an id
+// Client of a schema registry: the writer schema of an Avro record by its id,
+// through Confluent's API (GET {url}/schemas/ids/{id}, which Apicurio's
+// ccompat API serves by content id) or Apicurio's own (GET
+// {url}/ids/globalIds/{id} or {url}/ids/contentIds/{id}). Schemas under an id
 // never change, so each answer is kept (a bounded number of ids) and a
 // registry outage costs nothing while every id needed is cached.
 //
@@ -10,21 +12,59 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <variant>
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace cdc2doris::avro {
 
+// Which API `url` is the base of.
+enum class RegistryApi {
+  Confluent,  // http://registry:8081 (Confluent), http://registry:8080/apis/ccompat/v7 (Apicurio)
+  Apicurio,   // http://registry:8080/apis/registry/v2
+};
+
+// What a schema id counts. Confluent has one kind; Apicurio gives each
+// version of an artifact a global id and each distinct schema text a content
+// id, and its Confluent API serves content ids (unless the registry runs in
+// its legacy id mode).
+enum class IdKind {
+  Content,  // Confluent's schema id; Apicurio's content id
+  Global,   // Apicurio's global id: only its own API serves it
+};
+
+struct SchemaRef {
+  IdKind kind = IdKind::Content;
+  int64_t id = 0;
+  bool operator==(const SchemaRef&) const = default;
+};
+struct SchemaRefHash {
+  size_t operator()(const SchemaRef& r) const {
+    return std::hash<int64_t>()(r.id) ^ (r.kind == IdKind::Global ? 0x9e3779b97f4a7c15ULL : 0);
+  }
+};
+
 struct RegistryOptions {
-  // Base of the Confluent API, e.g. http://registry:8081 (Confluent) or
-  // http://registry:8080/apis/ccompat/v7 (Apicurio). http only for now.
+  // Base of the API `api` names, http:// or https://.
   std::string url;
   std::string user;      // basic auth when set
   std::string password;  // secret: never in messages
   std::chrono::milliseconds timeout{10000};  // connect, send and read, each
   size_t max_cached_ids = 1000;
+  RegistryApi api = RegistryApi::Confluent;
+  std::string bearer_token{};  // secret: `Authorization: Bearer` when set (not with `user`)
+  // https: the CA bundle the registry's certificate must chain to (empty:
+  // the system's), and a client certificate (chain) and key to present.
+  std::string ca_file{};
+  std::string cert_file{};
+  std::string key_file{};
   bool operator==(const RegistryOptions&) const = default;
 };
 
@@ -34,6 +74,7 @@ struct RegistryFailure {
     UnknownId,    // 404: the registry has no schema under this id
     Refused,      // 401/403: the credentials are wrong (configuration)
     NotAvro,      // the id names a JSON Schema or Protobuf schema
+    WrongApi,     // a global id with Confluent's API, which cannot serve one (configuration)
   };
   Kind kind = Kind::Unreachable;
   std::string message;  // names the id and the registry (without credentials)
@@ -41,15 +82,26 @@ struct RegistryFailure {
 
 class RegistryClient {
  public:
-  // Throws std::invalid_argument for a URL it cannot use.
+  // Throws std::invalid_argument for a URL, TLS files or credentials it
+  // cannot use (user and bearer_token both set).
   explicit RegistryClient(RegistryOptions options);
+  // What is wrong with `url` (never showing credentials in it), if anything.
+  static std::optional<std::string> url_problem(const std::string& url);
+  ~RegistryClient();
+  RegistryClient(const RegistryClient&) = delete;
+  RegistryClient& operator=(const RegistryClient&) = delete;
 
   using Schema = std::shared_ptr<const std::string>;  // the Avro schema's JSON text
-  std::variant<Schema, RegistryFailure> schema(int32_t id);
+  std::variant<Schema, RegistryFailure> schema(SchemaRef ref);
+  std::variant<Schema, RegistryFailure> schema(int32_t id) { return schema(SchemaRef{IdKind::Content, id}); }
 
-  // For `check --connect`: GET {url}/subjects with the configured
-  // credentials; the number of subjects, or why the registry cannot serve.
+  // For `check --connect`: with the configured credentials, the number of
+  // subjects (Confluent's API: GET {url}/subjects) or artifacts (Apicurio's:
+  // GET {url}/search/artifacts), or why the registry cannot serve.
   std::variant<size_t, RegistryFailure> probe();
+
+  // "schema id 7" (Confluent's API), "content id 7", "global id 7".
+  std::string describe(SchemaRef ref) const;
 
   size_t fetches() const { return fetches_; }  // schema requests made (cache misses)
   const RegistryOptions& options() const { return options_; }
@@ -58,13 +110,15 @@ class RegistryClient {
   struct Answer {
     unsigned status = 0;
     std::string body;
+    std::string artifact_type;  // Apicurio's X-Registry-ArtifactType header
   };
   // GET base + path; transport failures and refused credentials as failures.
   std::variant<Answer, RegistryFailure> get(const std::string& path, const std::string& where) const;
   RegistryOptions options_;
   std::string host_, port_, base_target_;
-  std::unordered_map<int32_t, Schema> cache_;
-  std::deque<int32_t> order_;  // oldest first: evicted when the cache is full
+  std::unique_ptr<boost::asio::ssl::context> tls_;  // for https only
+  std::unordered_map<SchemaRef, Schema, SchemaRefHash> cache_;
+  std::deque<SchemaRef> order_;  // oldest first: evicted when the cache is full
   size_t fetches_ = 0;
 };
 

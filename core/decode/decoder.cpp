@@ -52,6 +52,7 @@ const char* to_string(DecodeErrorCode c) {
     case DecodeErrorCode::RejectedByDoris: return "rejected_by_doris";
     case DecodeErrorCode::InvalidAvro: return "invalid_avro";
     case DecodeErrorCode::UnknownSchemaId: return "unknown_schema_id";
+    case DecodeErrorCode::UnknownFormat: return "unknown_format";
   }
   return "?";
 }

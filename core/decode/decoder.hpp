@@ -169,6 +169,7 @@ enum class DecodeErrorCode {
   // decoding.format avro (core/avro): not Confluent-framed Avro its schema describes
   InvalidAvro,
   UnknownSchemaId,  // the schema registry has no schema under the record's id
+  UnknownFormat,    // decoding.format auto: a key or value neither JSON nor Avro
 };
 const char* to_string(DecodeErrorCode c);
 

@@ -86,7 +86,7 @@ void Pipeline::Impl::publish_state() {
 
 void Pipeline::Impl::preset_metric_labels() {
   const char* policy = to_string(cfg_.bad_record_policy);
-  for (int c = 0; c <= static_cast<int>(decode::DecodeErrorCode::UnknownSchemaId); ++c)
+  for (int c = 0; c <= static_cast<int>(decode::DecodeErrorCode::UnknownFormat); ++c)
     deps_.metrics.preset_bad_record(decode::to_string(static_cast<decode::DecodeErrorCode>(c)), policy);
   for (int k = 0; k <= static_cast<int>(doris::ErrorKind::Shutdown); ++k)
     if (static_cast<doris::ErrorKind>(k) != doris::ErrorKind::TxnGone)

@@ -113,7 +113,7 @@ struct Dependencies {
   Router& router;
   Metrics& metrics;
   kafka::DeadLetterQueue* dead_letters = nullptr;  // required for BadRecordPolicy::DeadLetter
-  // decoding.format avro: records go through it (Avro -> Connect JSON) before the decoder.
+  // decoding.format avro/auto, topic_formats: records go through it (Avro -> Connect JSON) before the decoder.
   avro::AvroRecords* avro = nullptr;
 };
 

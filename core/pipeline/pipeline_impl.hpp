@@ -441,7 +441,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   int64_t* current_pos_ = nullptr;
   int64_t* current_base_ = nullptr;
   decode::KafkaRecord record_;  // process(): reused, its header vector keeps its capacity
-  decode::KafkaRecord avro_record_;  // record_ as Connect JSON (decoding.format avro)
+  decode::KafkaRecord avro_record_;  // record_ as Connect JSON (Avro records)
   std::string_view current_topic_name_;  // the source's view of its topic name (librdkafka: one per topic)
   // End offsets of committed epochs, for partitions (re)assigned later.
   std::map<TopicPartition, int64_t> committed_;

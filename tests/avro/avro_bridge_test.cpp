@@ -69,19 +69,19 @@ const json::object& field(const json::object& schema, const std::string& name) {
 TEST_CASE("avro framing: magic byte 0 and a 4-byte big-endian schema id before the Avro body", "[avro]") {
   std::string why;
   const std::string record = bin::framed(0x01020304, "body");
-  const auto f = avro::unframe(record, why);
+  const auto f = avro::unframe(record, 4, why);
   REQUIRE(f.has_value());
   CHECK(f->schema_id == 0x01020304);
   CHECK(f->body == "body");
   const std::string header_only = bin::framed(9, "");
-  const auto empty_body = avro::unframe(header_only, why);
+  const auto empty_body = avro::unframe(header_only, 4, why);
   REQUIRE(empty_body.has_value());
   CHECK(empty_body->body.empty());
-  CHECK_FALSE(avro::unframe(std::string("\0\0\0", 3), why));
+  CHECK_FALSE(avro::unframe(std::string("\0\0\0", 3), 4, why));
   CHECK(why == "3 bytes");
-  CHECK_FALSE(avro::unframe(std::string("\x01\0\0\0\x01x", 6), why));
+  CHECK_FALSE(avro::unframe(std::string("\x01\0\0\0\x01x", 6), 4, why));
   CHECK(why == "magic byte 1");
-  CHECK_FALSE(avro::unframe(R"({"schema":{}})", why));
+  CHECK_FALSE(avro::unframe(R"({"schema":{}})", 4, why));
   CHECK(why == "magic byte 123 ('{': a JSON record?)");
 }
 

@@ -161,7 +161,10 @@ decoding:
   flattened: {deleted_field: "__del", op_field: "__o"}
   extra_columns: {op: "_op", source_ts: "_ts"}
   format: avro
-  schema_registry: {url: "http://registry:8081/apis/ccompat/v7", user: reg, password: "registry-secret-4", timeout: 3s}
+  topic_formats: {"json\\..*": json}
+  avro: {id_bytes: 8, id_kind: global}
+  schema_registry: {url: "http://registry:8081/apis/registry/v2", api: apicurio, user: reg, password: "registry-secret-4", timeout: 3s,
+                    bearer_token: "registry-token-5", tls: {ca_file: /etc/r/ca.pem, cert_file: /etc/r/c.pem, key_file: /etc/r/k.pem}}
 state:
   dir: /tmp/x
   retention_epochs: 10
@@ -186,7 +189,7 @@ logging:
     std::string last(k.path.substr(k.path.rfind('.') + 1));
     INFO(k.path);
     if (k.path == "doris.password_file" || k.path == "admin.token_file" ||
-        k.path == "decoding.schema_registry.password_file")
+        k.path == "decoding.schema_registry.password_file" || k.path == "decoding.schema_registry.bearer_token_file")
       continue;  // own tests below, and keys_test.cpp's for every secret file
     CHECK(full.find(last + ":") != std::string::npos);
   }
@@ -259,8 +262,18 @@ logging:
   CHECK(std::find(secrets.begin(), secrets.end(), "kafka-secret-1") != secrets.end());
   CHECK(std::find(secrets.begin(), secrets.end(), "admin-secret-3") != secrets.end());
   CHECK(std::find(secrets.begin(), secrets.end(), "registry-secret-4") != secrets.end());
-  CHECK(c.decoding_format == avro::RecordFormat::Avro);
-  CHECK(c.schema_registry.url == "http://registry:8081/apis/ccompat/v7");
+  CHECK(std::find(secrets.begin(), secrets.end(), "registry-token-5") != secrets.end());
+  CHECK(c.schema_registry.bearer_token == "registry-token-5");
+  CHECK(c.schema_registry.ca_file == "/etc/r/ca.pem");
+  CHECK(c.schema_registry.cert_file == "/etc/r/c.pem");
+  CHECK(c.schema_registry.key_file == "/etc/r/k.pem");
+  CHECK(c.record_format.format == avro::RecordFormat::Avro);
+  CHECK(c.schema_registry.url == "http://registry:8081/apis/registry/v2");
+  CHECK(c.schema_registry.api == avro::RegistryApi::Apicurio);
+  CHECK(c.record_format.id_bytes == 8);
+  CHECK(c.record_format.payload_id == avro::IdKind::Global);
+  CHECK(c.record_format.topic_formats ==
+        std::vector<std::pair<std::string, avro::RecordFormat>>{{"json\\..*", avro::RecordFormat::Json}});
   CHECK(c.schema_registry.user == "reg");
   CHECK(c.schema_registry.timeout == std::chrono::seconds(3));
   CHECK(c.admin_token == "admin-secret-3");
@@ -272,6 +285,7 @@ logging:
   CHECK(dump.find("doris-secret-2") == std::string::npos);
   CHECK(dump.find("kafka-secret-1") == std::string::npos);
   CHECK(dump.find("registry-secret-4") == std::string::npos);
+  CHECK(dump.find("registry-token-5") == std::string::npos);
   CHECK(dump.find("[redacted]") != std::string::npos);
 }
 
@@ -633,15 +647,36 @@ TEST_CASE("config: decoding.format avro needs a usable schema registry URL, neve
           "[config][avro]") {
   const std::string base = "kafka:\n  bootstrap_servers: k\n  topics: [a]\ndoris:\n  fe: [x]\ndecoding:\n";
   CHECK_THAT(error_of(base + "  format: avro\n"), Catch::Contains("decoding.format") &&
-                                                       Catch::Contains("avro needs decoding.schema_registry.url"));
+                                                       Catch::Contains("avro and auto need decoding.schema_registry.url"));
+  CHECK_THAT(error_of(base + "  topic_formats: {\"a.*\": auto}\n"),
+             Catch::Contains("decoding.topic_formats") && Catch::Contains("need decoding.schema_registry.url"));
+  const std::string registry = "  schema_registry: {url: \"http://r:8081\"}\n";
+  CHECK_THAT(error_of(base + registry + "  topic_formats: {\"a(\": auto}\n"),
+             Catch::Contains("test.yaml:8:19: decoding.topic_formats.a(") &&
+                 Catch::Contains("invalid regex 'a('"));
+  CHECK_THAT(error_of(base + registry + "  topic_formats: {\"a.*\": xml}\n"),
+             Catch::Contains("decoding.topic_formats.a.*") && Catch::Contains("one of json, avro, auto"));
+  CHECK_THAT(error_of(base + registry + "  format: avro\n  avro: {id_kind: global}\n"),
+             Catch::Contains("decoding.avro.id_kind") && Catch::Contains("decoding.schema_registry.api: apicurio"));
+  CHECK_THAT(error_of(base + registry + "  avro: {id_bytes: 5}\n"), Catch::Contains("decoding.avro.id_bytes"));
+  {
+    std::map<std::string, std::string> env;
+    const auto ordered = config::load_string(
+        base + registry + "  topic_formats: {\"b.*\": json, \"a.*\": auto, \"ab\": avro}\n", "t.yaml", &env);
+    CHECK(ordered.record_format.topic_formats == std::vector<std::pair<std::string, avro::RecordFormat>>{
+                                                     {"b.*", avro::RecordFormat::Json},
+                                                     {"a.*", avro::RecordFormat::Auto},
+                                                     {"ab", avro::RecordFormat::Avro}});
+    CHECK(ordered.record_format.any_avro());
+  }
   const std::string userinfo = error_of(base + "  format: avro\n  schema_registry: {url: \"http://u:pw-in-url@r:1\"}\n");
   CHECK_THAT(userinfo, Catch::Contains("decoding.schema_registry.url") &&
                            Catch::Contains("credentials go in user and password"));
   CHECK(userinfo.find("pw-in-url") == std::string::npos);
-  CHECK_THAT(error_of(base + "  format: avro\n  schema_registry: {url: \"https://r:8081\"}\n"),
-             Catch::Contains("https is not supported yet"));
+  CHECK_THAT(error_of(base + "  format: avro\n  schema_registry: {url: \"ftp://r:8081\"}\n"),
+             Catch::Contains("expected http[s]://HOST[:PORT][/PATH]"));
   std::map<std::string, std::string> env;
   const auto c = config::load_string(base + "  format: avro\n  schema_registry: {url: \"http://r:8081\"}\n", "t.yaml", &env);
-  CHECK(c.decoding_format == avro::RecordFormat::Avro);
-  CHECK(config::load_string(base + "  time_zone: UTC\n", "t.yaml", &env).decoding_format == avro::RecordFormat::Json);
+  CHECK(c.record_format.format == avro::RecordFormat::Avro);
+  CHECK(config::load_string(base + "  time_zone: UTC\n", "t.yaml", &env).record_format.format == avro::RecordFormat::Json);
 }

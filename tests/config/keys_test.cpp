@@ -48,6 +48,8 @@ std::string special_sample(const std::string& path, const std::string& secret_fi
       {"decoding.time_zone", "Asia/Tokyo"},
       {"decoding.schema_registry.url", "\"http://registry:8081\""},
       {"decoding.schema_registry.password_file", "FILE"},
+      {"decoding.schema_registry.bearer_token_file", "FILE"},
+      {"decoding.topic_formats", "{\"^srv\\\\..*\": avro}"},
       {"admin.listen", "\"127.0.0.1:9\""},
       {"routing.tables.*.columns", "[\"id BIGINT\"]"},
       {"routing.tables.*.decimal_scales", "{amount: 3}"},
@@ -75,7 +77,9 @@ std::vector<std::pair<std::string, std::string>> companions(const std::string& p
   if (path == "admin.tls.cert_file") return {{"admin.tls.key_file", "/k.pem"}};
   if (path == "admin.tls.key_file") return {{"admin.tls.cert_file", "/c.pem"}};
   if (path == "admin.probes_require_token") return {{"admin.token", "t0k"}};
-  if (path == "decoding.format") return {{"decoding.schema_registry.url", "\"http://registry:8081\""}};
+  if (path == "decoding.format" || path == "decoding.topic_formats")
+    return {{"decoding.schema_registry.url", "\"http://registry:8081\""}};
+  if (path == "decoding.avro.id_kind") return {{"decoding.schema_registry.api", "apicurio"}};
   if (path == "routing.tables.*.sequence_from_source_position") return {{"routing.tables.*.sequence_col", "seq"}};
   return {};
 }
@@ -196,7 +200,7 @@ constexpr bool kWalked =
     std::is_same_v<T, pipeline::PipelineConfig> || std::is_same_v<T, decode::DecoderOptions> ||
     std::is_same_v<T, decode::FlattenedFields> || std::is_same_v<T, decode::ExtraColumns> ||
     std::is_same_v<T, pipeline::HealthOptions> || std::is_same_v<T, TableOverride> || std::is_same_v<T, RowSettings> ||
-    std::is_same_v<T, avro::RegistryOptions>;
+    std::is_same_v<T, avro::RegistryOptions> || std::is_same_v<T, avro::RecordOptions>;
 
 // Whether == compares V all the way down (std::vector<RoutingRule> declares
 // an == that cannot be instantiated: a std::regex has none).

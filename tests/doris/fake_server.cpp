@@ -135,6 +135,10 @@ FakeServer::FakeServer(FakeScript script, std::optional<TlsFiles> tls) : impl_(s
     impl_->tls.emplace(ssl::context::tls_server);
     impl_->tls->use_certificate_chain_file(tls->cert.string());
     impl_->tls->use_private_key_file(tls->key.string(), ssl::context::pem);
+    if (!tls->client_ca.empty()) {
+      impl_->tls->load_verify_file(tls->client_ca.string());
+      impl_->tls->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+    }
   }
   tcp::endpoint ep(net::ip::make_address("127.0.0.1"), 0);
   impl_->acceptor.open(ep.protocol());

@@ -53,6 +53,8 @@ struct FakeScript {
 struct TlsFiles {
   std::filesystem::path cert;  // self-signed, SAN IP:127.0.0.1 + DNS:localhost; also the CA file
   std::filesystem::path key;
+  // When set, the server demands a client certificate chaining to this CA.
+  std::filesystem::path client_ca{};
 };
 // Generates a fresh self-signed certificate with OpenSSL into dir.
 TlsFiles make_self_signed(const std::filesystem::path& dir);

@@ -257,7 +257,7 @@ struct Scenario : ScenarioState {
     // The snapshot is in Kafka when every table's topic has its rows.
     wait_for_snapshot(broker.bootstrap(), kModes, "public", matrix.rows, *connect, 180s);
 
-    daemons = start_daemons(kModes, broker.bootstrap(), *emu, routing, registry->ccompat_url());
+    daemons = start_daemons(kModes, broker.bootstrap(), *emu, routing, *registry);
 
     // Streaming part: the other matrix rows, updates of matrix rows with
     // other rows' values, deletes, and the rest of the workload in slices.

@@ -192,14 +192,18 @@ void run_workload_with_evolution(Workload& workload, const std::vector<std::stri
 std::map<std::string, std::unique_ptr<Daemon>> start_daemons(const std::vector<Mode>& modes,
                                                              const std::string& bootstrap, Emulator& emu,
                                                              const std::function<std::string(const Mode&)>& routing,
-                                                             const std::string& registry_url) {
+                                                             const SchemaRegistry& registry) {
   std::map<std::string, std::unique_ptr<Daemon>> daemons;
   // The broker does not create topics on produce (as production brokers are
   // usually set up): the dead-letter topic exists before the daemon needs it.
   for (const auto& m : modes) create_topic(bootstrap, dead_letter_topic(m), 1);
   for (const auto& m : modes) {
-    const std::string decoding =
-        m.avro ? "  format: avro\n  schema_registry:\n    url: \"" + registry_url + "\"\n" : std::string();
+    std::string decoding;
+    if (m.avro && !m.apicurio_ids)
+      decoding = "  format: avro\n  schema_registry:\n    url: \"" + registry.ccompat_url() + "\"\n";
+    if (m.apicurio_ids)
+      decoding = "  format: avro\n  avro: {id_bytes: 8, id_kind: global}\n  schema_registry:\n    api: apicurio\n"
+                 "    url: \"" + registry.apicurio_url() + "\"\n";
     daemons[m.prefix] = std::make_unique<Daemon>("daemon-" + m.prefix, bootstrap, "^" + m.prefix + "\\\\..*",
                                                  emu.fe(), m.doris_db, routing(m), decoding, dead_letter_topic(m));
   }
@@ -396,13 +400,21 @@ void ScenarioState::create_connector(const Mode& m, std::map<std::string, std::s
       config[c + ".schemas.enable"] = s;
       continue;
     }
-    // Confluent's framing from Apicurio's converter (docs/avro.md): the
-    // content id, 4 bytes, in the payload; every new schema (a schema
-    // change) registered as the subject's next version under a new id.
+    // Every new schema (a schema change) is registered as the subject's next
+    // version under a new id.
     registry->wait_ready();
     config[c] = "io.apicurio.registry.utils.converter.AvroConverter";
     config[c + ".apicurio.registry.url"] = registry->apicurio_url();
     config[c + ".apicurio.registry.auto-register"] = "true";
+    if (m.apicurio_ids) {
+      // The converter's defaults (2.6.13: DefaultIdHandler, use-id globalId,
+      // headers on), headers off for the key so both framings are written.
+      config[c + ".apicurio.registry.use-id"] = "globalId";
+      config[c + ".apicurio.registry.headers.enabled"] = side == "value" ? "true" : "false";
+      continue;
+    }
+    // Confluent's framing from Apicurio's converter (docs/avro.md): the
+    // content id, 4 bytes, in the payload.
     config[c + ".apicurio.registry.as-confluent"] = "true";
     config[c + ".apicurio.registry.use-id"] = "contentId";
     config[c + ".apicurio.registry.headers.enabled"] = "false";
@@ -417,41 +429,63 @@ void ScenarioState::create_connector(const Mode& m, std::map<std::string, std::s
 namespace {
 
 // What Apicurio's converter wrote to `topic` and the registry: every key and
-// value (but tombstones and truncate keys) in Confluent's framing, one key
-// schema id and `value_ids` value schema ids; through the Confluent API the
-// key id resolves to record Key and the last value id to Debezium's envelope
-// (both in the topic's namespace; the envelope's before and after the
-// optional row record, then source, transaction, op, ...), and the subjects
-// `<topic>-key` / `<topic>-value` (Confluent's topic naming) have the ids of
-// the last record as their latest version.
-void check_avro_topic(const std::string& topic, const std::map<std::string, int64_t>& ends,
+// value (but tombstones and truncate keys) in the mode's framing (Confluent's:
+// magic byte 0 and a 4-byte content id; `apicurio_ids`: the key's 8-byte
+// global id after magic byte 0, the value's in its apicurio.value.globalId
+// header), one key schema id and `value_ids` value schema ids; through the
+// registry the key id resolves to record Key and the last value id to
+// Debezium's envelope (both in the topic's namespace; the envelope's before
+// and after the optional row record, then source, transaction, op, ...), and
+// the subjects `<topic>-key` / `<topic>-value` (Confluent's topic naming)
+// have the ids of the last record as their latest version.
+void check_avro_topic(const Mode& m, const std::string& topic, const std::map<std::string, int64_t>& ends,
                       const SchemaRegistry& registry, size_t value_ids) {
   INFO("Avro records of " << topic);
   const auto end = ends.find(topic + "[0]");
   REQUIRE(end != ends.end());
   const auto recs = consume_all(KafkaBroker::shared().bootstrap(), topic, static_cast<size_t>(end->second), 60s);
   REQUIRE(recs.size() == static_cast<size_t>(end->second));
-  auto id_of = [&](const std::optional<std::string>& bytes, std::set<uint32_t>& ids, uint32_t& last) {
+  auto big_endian = [](std::string_view bytes) {
+    int64_t id = 0;
+    for (const char c : bytes) id = (id << 8) | static_cast<unsigned char>(c);
+    return id;
+  };
+  const size_t payload_id_bytes = m.apicurio_ids ? 8 : 4;
+  auto payload_id = [&](const std::optional<std::string>& bytes, std::set<int64_t>& ids, int64_t& last) {
     if (!bytes) return;
-    REQUIRE(bytes->size() > 5);
+    REQUIRE(bytes->size() > 1 + payload_id_bytes);
     CHECK(static_cast<unsigned char>((*bytes)[0]) == 0);  // magic byte
-    last = 0;
-    for (size_t i = 1; i <= 4; ++i) last = (last << 8) | static_cast<unsigned char>((*bytes)[i]);
+    last = big_endian(std::string_view(*bytes).substr(1, payload_id_bytes));
     ids.insert(last);
   };
-  std::set<uint32_t> keys, values;
-  uint32_t last_key = 0, last_value = 0;
+  auto header_id = [&](const ConsumedRecord& r, std::set<int64_t>& ids, int64_t& last) {
+    if (!r.value) return;
+    const auto h = std::find_if(r.headers.begin(), r.headers.end(),
+                                [](const auto& kv) { return kv.first == "apicurio.value.globalId"; });
+    REQUIRE(h != r.headers.end());
+    REQUIRE(h->second.size() == 8);
+    last = big_endian(h->second);
+    ids.insert(last);
+  };
+  std::set<int64_t> keys, values;
+  int64_t last_key = 0, last_value = 0;
   for (const auto& r : recs) {
-    id_of(r.key, keys, last_key);
-    id_of(r.value, values, last_value);
+    payload_id(r.key, keys, last_key);
+    if (m.apicurio_ids)
+      header_id(r, values, last_value);
+    else
+      payload_id(r.value, values, last_value);
   }
   CHECK(keys.size() == 1);
   CHECK(values.size() == value_ids);
 
-  auto schema = [&](uint32_t id) {
-    const auto got = registry.get("/apis/ccompat/v7/schemas/ids/" + std::to_string(id));
-    INFO("schema id " << id << ": " << got.body);
+  auto schema = [&](int64_t id) {
+    const std::string path = m.apicurio_ids ? "/apis/registry/v2/ids/globalIds/" + std::to_string(id)
+                                            : "/apis/ccompat/v7/schemas/ids/" + std::to_string(id);
+    const auto got = registry.get(path);
+    INFO(path << ": " << got.body);
     REQUIRE(got.status == 200);
+    if (m.apicurio_ids) return boost::json::parse(got.body).as_object();
     return boost::json::parse(boost::json::parse(got.body).as_object().at("schema").as_string()).as_object();
   };
   const auto key = schema(last_key);
@@ -474,10 +508,13 @@ void check_avro_topic(const std::string& topic, const std::map<std::string, int6
   CHECK(fields[1].as_object().at("type") == boost::json::array{"null", "Value"});  // named, relative to the topic
 
   for (const auto& [subject, id] : {std::pair{topic + "-key", last_key}, std::pair{topic + "-value", last_value}}) {
-    const auto latest = registry.get("/apis/ccompat/v7/subjects/" + subject + "/versions/latest");
+    const auto latest = m.apicurio_ids
+                            ? registry.get("/apis/registry/v2/groups/default/artifacts/" + subject + "/meta")
+                            : registry.get("/apis/ccompat/v7/subjects/" + subject + "/versions/latest");
     INFO(subject << ": " << latest.body);
     REQUIRE(latest.status == 200);
-    CHECK(boost::json::parse(latest.body).as_object().at("id").to_number<int64_t>() == id);
+    CHECK(boost::json::parse(latest.body).as_object().at(m.apicurio_ids ? "globalId" : "id").to_number<int64_t>() ==
+          id);
   }
 }
 
@@ -506,7 +543,7 @@ void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s) {
     if (!diff.empty()) dump_topic(topics + "types", ends, connect_log);
   }
   // The type matrix's table never changes: one schema id for its values.
-  if (m.avro) check_avro_topic(topics + "types", ends, *s.registry, 1);
+  if (m.avro) check_avro_topic(m, topics + "types", ends, *s.registry, 1);
   // The source's TRUNCATE of w_lines reached Kafka and was applied (the
   // row comparison below fails if Doris kept the rows before it).
   CHECK_THAT(d.log_tail(16 << 20), Catch::Contains(m.doris_db + ".w_lines: TRUNCATE from"));
@@ -544,7 +581,7 @@ void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s) {
     // Each schema change reached the daemon as a schema id of its own: the
     // snapshot's shape, then b, c, a bigint, s varchar(50) (a new length
     // parameter: column.propagate.source.type), renamed, gone dropped.
-    if (m.avro) check_avro_topic(topics + "w_evo", ends, *s.registry, 7);
+    if (m.avro) check_avro_topic(m, topics + "w_evo", ends, *s.registry, 7);
   }
   {
     // Strings of 1..20 bytes into VARCHAR(8): under `off` the 12 longer

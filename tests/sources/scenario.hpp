@@ -33,6 +33,12 @@ struct Mode {
   // Every expectation is that of JsonConverter with schemas: the Avro
   // schemas carry the same Connect schema (AvroData), so the rows are the same.
   bool avro = false;
+  // With `avro`: Apicurio's own framings instead of Confluent's, each side
+  // another: the key's global id in 8 bytes after magic byte 0, the value's
+  // in the apicurio.value.globalId header before a bare Avro body; the
+  // daemon reads them through Apicurio's API (`api: apicurio`, `avro:
+  // {id_bytes: 8, id_kind: global}`).
+  bool apicurio_ids = false;
 };
 
 // The type matrix's rows as SQL, each row in a session zone of its own.
@@ -141,11 +147,12 @@ void run_workload_with_evolution(Workload& workload, const std::vector<std::stri
                                  const std::function<void(const std::string&)>& exec);
 
 // A daemon per mode, consuming its prefix's topics into its database; an
-// Avro mode's daemon takes its schemas from `registry_url` (Confluent API).
+// Avro mode's daemon takes its schemas from `registry` (its Confluent API, or
+// its own for `apicurio_ids`).
 std::map<std::string, std::unique_ptr<Daemon>> start_daemons(const std::vector<Mode>& modes,
                                                              const std::string& bootstrap, Emulator& emu,
                                                              const std::function<std::string(const Mode&)>& routing,
-                                                             const std::string& registry_url);
+                                                             const SchemaRegistry& registry);
 
 // Topics are `<prefix>.<schema>.<table>` (PostgreSQL: public, MariaDB: the database).
 // Until every mode's types, w_orders, w_lines and marker topics have records
