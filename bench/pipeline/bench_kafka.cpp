@@ -361,6 +361,22 @@ int cmd_produce(const Args& a) {
   return 0;
 }
 
+// Assigns every non-empty partition of `hw` from its beginning to `rk` (a
+// consumer); how many there are.
+size_t assign_from_beginning(rd_kafka_t* rk, const std::map<std::pair<std::string, int>, int64_t>& hw) {
+  Parts parts(rd_kafka_topic_partition_list_new(static_cast<int>(hw.size())), &rd_kafka_topic_partition_list_destroy);
+  size_t assigned = 0;
+  for (const auto& [tp, hi] : hw) {
+    if (hi <= 0) continue;
+    rd_kafka_topic_partition_list_add(parts.get(), tp.first.c_str(), tp.second)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    ++assigned;
+  }
+  rd_kafka_poll_set_consumer(rk);
+  if (auto e = rd_kafka_assign(rk, parts.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw std::runtime_error(std::string("assign: ") + rd_kafka_err2str(e));
+  return assigned;
+}
+
 int cmd_count(const Args& a) {
   auto t0 = Clock::now();
   Handle rk = make_handle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", a.get("--bootstrap")},
@@ -372,16 +388,7 @@ int cmd_count(const Args& a) {
   auto topics = matching_topics(rk.get(), re);
   if (topics.empty()) throw std::runtime_error("no topic matches");
   auto hw = high_watermarks(rk.get(), topics);
-  Parts parts(rd_kafka_topic_partition_list_new(static_cast<int>(hw.size())), &rd_kafka_topic_partition_list_destroy);
-  size_t remaining = 0;
-  for (const auto& [tp, hi] : hw) {
-    if (hi <= 0) continue;
-    rd_kafka_topic_partition_list_add(parts.get(), tp.first.c_str(), tp.second)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    ++remaining;
-  }
-  rd_kafka_poll_set_consumer(rk.get());
-  if (auto e = rd_kafka_assign(rk.get(), parts.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
-    throw std::runtime_error(std::string("assign: ") + rd_kafka_err2str(e));
+  size_t remaining = assign_from_beginning(rk.get(), hw);
   uint64_t records = 0, bytes = 0;
   std::map<std::pair<std::string, int>, bool> done;
   while (remaining > 0) {
@@ -418,18 +425,9 @@ int cmd_timestamps(const Args& a) {
   auto topics = matching_topics(rk.get(), std::regex(a.get("--topic-regex")));
   if (topics.empty()) throw std::runtime_error("no topic matches");
   auto hw = high_watermarks(rk.get(), topics);
-  Parts parts(rd_kafka_topic_partition_list_new(static_cast<int>(hw.size())), &rd_kafka_topic_partition_list_destroy);
   // Per partition: the first offset read and every timestamp after it, in offset order.
   std::map<std::pair<std::string, int>, std::pair<int64_t, std::vector<int64_t>>> ts;
-  size_t remaining = 0;
-  for (const auto& [tp, hi] : hw) {
-    if (hi <= 0) continue;
-    rd_kafka_topic_partition_list_add(parts.get(), tp.first.c_str(), tp.second)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    ++remaining;
-  }
-  rd_kafka_poll_set_consumer(rk.get());
-  if (auto e = rd_kafka_assign(rk.get(), parts.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
-    throw std::runtime_error(std::string("assign: ") + rd_kafka_err2str(e));
+  size_t remaining = assign_from_beginning(rk.get(), hw);
   auto t0 = Clock::now();
   uint64_t create_time = 0, log_append_time = 0, other = 0;
   while (remaining > 0) {

@@ -375,13 +375,9 @@ TEST_CASE("group: a replay reads its whole range even when the group gave one of
   check_txns_clean(env);
 }
 
-// The commit point writes only the partitions with records in the epoch, so
-// an idle one still names an earlier epoch: the replay's ownership check
-// took that for "the group moved past it" and, the epoch being partly
-// committed, stopped the daemon (found by the crash campaign's expiries).
-TEST_CASE("group: a replay of a partly committed epoch is not stopped by its partitions without records",
-          "[pipeline][unit][group]") {
-  Env env;
+// A pending epoch of instance "t" (left by leave_pending) in which orders_2
+// had no records, and orders_2's partition in its record.
+std::pair<state::EpochRecord, state::PartitionRange> pending_with_an_idle_partition(Env& env) {
   env.produce(60);
   {
     Runner run(env, instance(env, "t"));
@@ -389,8 +385,20 @@ TEST_CASE("group: a replay of a partly committed epoch is not stopped by its par
     CHECK_FALSE(run.stop().error);
   }
   const auto rec = leave_pending(env, env.store, "t", "s.shop.orders_2");
-  REQUIRE(std::any_of(rec.partitions.begin(), rec.partitions.end(),
-                      [](const auto& p) { return p.topic == "s.shop.orders_2" && p.end_offset == p.start_offset; }));
+  auto idle = std::find_if(rec.partitions.begin(), rec.partitions.end(),
+                           [](const auto& p) { return p.topic == "s.shop.orders_2" && p.end_offset == p.start_offset; });
+  REQUIRE(idle != rec.partitions.end());
+  return {rec, *idle};
+}
+
+// The commit point writes only the partitions with records in the epoch, so
+// an idle one still names an earlier epoch: the replay's ownership check
+// took that for "the group moved past it" and, the epoch being partly
+// committed, stopped the daemon (found by the crash campaign's expiries).
+TEST_CASE("group: a replay of a partly committed epoch is not stopped by its partitions without records",
+          "[pipeline][unit][group]") {
+  Env env;
+  const auto [rec, idle] = pending_with_an_idle_partition(env);
   // The restart rolls it forward: one table's txn is gone, the others commit.
   env.doris.lose_next_commit("orders_1");
   Runner run(env, instance(env, "t"));
@@ -408,21 +416,12 @@ TEST_CASE("group: a replay of a partly committed epoch is not stopped by its par
 TEST_CASE("group: a replay ignores what others loaded past its partitions without records",
           "[pipeline][unit][group]") {
   Env env;
-  env.produce(60);
-  {
-    Runner run(env, instance(env, "t"));
-    REQUIRE(run.wait_for([&] { return env.caught_up(); }));
-    CHECK_FALSE(run.stop().error);
-  }
-  const auto rec = leave_pending(env, env.store, "t", "s.shop.orders_2");
-  auto idle = std::find_if(rec.partitions.begin(), rec.partitions.end(),
-                           [](const auto& p) { return p.topic == "s.shop.orders_2" && p.end_offset == p.start_offset; });
-  REQUIRE(idle != rec.partitions.end());
+  const auto [rec, idle] = pending_with_an_idle_partition(env);
   // Another owner loaded the idle partition's next records meanwhile (not
   // into this test's Doris: the check below leaves them out).
-  const TopicPartition idle_tp{idle->topic, idle->partition};
-  for (int i = 0; i < 3; ++i) env.source.produce(idle->topic, idle->partition, std::nullopt, std::nullopt);
-  env.source.set_group_offset(idle_tp, {idle->start_offset + 3, state::encode_committed(3, "other")});
+  const TopicPartition idle_tp{idle.topic, idle.partition};
+  for (int i = 0; i < 3; ++i) env.source.produce(idle.topic, idle.partition, std::nullopt, std::nullopt);
+  env.source.set_group_offset(idle_tp, {idle.start_offset + 3, state::encode_committed(3, "other")});
   env.doris.lose_next_commit("orders_1");
   Runner run(env, instance(env, "t"));
   REQUIRE(run.wait_for([&] {
@@ -431,7 +430,7 @@ TEST_CASE("group: a replay ignores what others loaded past its partitions withou
   }));
   CHECK_FALSE(run.stop().error);
   auto upto = env.end_offsets();
-  upto[idle_tp] = idle->start_offset;
+  upto[idle_tp] = idle.start_offset;
   check_doris_matches(env, upto);
   check_txns_clean(env);
 }
