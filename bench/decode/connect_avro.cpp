@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "core/decode/wire_values.hpp"
-#include "tests/avro/avro_encode.hpp"
+#include "tools/fixtures/avro_encode.hpp"
 
 namespace cdc2doris::bench {
 namespace {

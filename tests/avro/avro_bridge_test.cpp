@@ -11,7 +11,7 @@
 #include "core/avro/avro_connect.hpp"
 #include "core/avro/avro_records.hpp"
 #include "core/decode/decoder.hpp"
-#include "tests/avro/avro_encode.hpp"
+#include "tools/fixtures/avro_encode.hpp"
 #include "tools/fixtures/temp_dir.hpp"
 
 using namespace cdc2doris;

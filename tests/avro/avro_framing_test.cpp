@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/avro/avro_records.hpp"
-#include "tests/avro/avro_encode.hpp"
+#include "tools/fixtures/avro_encode.hpp"
 #include "tests/doris/fake_server.hpp"
 
 using namespace cdc2doris;

@@ -10,7 +10,7 @@
 
 #include "core/avro/avro_records.hpp"
 #include "core/avro/registry_client.hpp"
-#include "tests/avro/avro_encode.hpp"
+#include "tools/fixtures/avro_encode.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/schema_registry.hpp"
 #include "tools/fixtures/temp_dir.hpp"

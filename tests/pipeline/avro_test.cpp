@@ -10,7 +10,7 @@
 #include <boost/json.hpp>
 
 #include "core/avro/avro_records.hpp"
-#include "tests/avro/avro_encode.hpp"
+#include "tools/fixtures/avro_encode.hpp"
 #include "tests/doris/fake_server.hpp"
 #include "tests/pipeline/ddl_world.hpp"
 #include "tests/pipeline/fakes.hpp"
