@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "core/decode/wire_values.hpp"
+#include "core/doris/tls_context.hpp"
 #include "core/doris/url.hpp"
 
 namespace cdc2doris::avro {
@@ -150,26 +151,9 @@ RegistryClient::RegistryClient(RegistryOptions options) : options_(std::move(opt
   if (options_.cert_file.empty() != options_.key_file.empty())
     throw std::invalid_argument("schema registry: tls.cert_file and tls.key_file go together");
   if (url->tls()) {
-    tls_ = std::make_unique<ssl::context>(ssl::context::tls_client);
-    tls_->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                      ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    tls_->set_verify_mode(ssl::verify_peer);
-    // Each throws with OpenSSL's reason; the file's name says which.
-    auto load = [](const char* key, const std::string& file, auto&& f) {
-      try {
-        f();
-      } catch (const std::exception& e) {
-        throw std::invalid_argument(std::string("schema registry ") + key + " " + file + ": " + e.what());
-      }
-    };
-    if (options_.ca_file.empty())
-      tls_->set_default_verify_paths();
-    else
-      load("tls.ca_file", options_.ca_file, [&] { tls_->load_verify_file(options_.ca_file); });
-    if (!options_.cert_file.empty()) {
-      load("tls.cert_file", options_.cert_file, [&] { tls_->use_certificate_chain_file(options_.cert_file); });
-      load("tls.key_file", options_.key_file, [&] { tls_->use_private_key_file(options_.key_file, ssl::context::pem); });
-    }
+    tls_ = std::make_unique<ssl::context>(doris::make_client_tls(
+        doris::ClientTlsFiles{options_.ca_file, options_.cert_file, options_.key_file}, /*verify_peer=*/true,
+        "decoding.schema_registry.tls"));
   } else if (!options_.ca_file.empty() || !options_.cert_file.empty()) {
     throw std::invalid_argument("schema registry: tls.* is set but the URL is http; use https://");
   }

@@ -17,6 +17,7 @@
 
 #include "core/common/thread_name.hpp"
 #include "core/doris/detail/core.hpp"
+#include "core/doris/tls_context.hpp"
 
 namespace cdc2doris::doris::detail {
 
@@ -66,16 +67,7 @@ Core::Core(ClientConfig c) : cfg(std::move(c)), ioc(std::make_unique<net::io_con
   // Built even without an https FE: a redirect or ErrorURL may still point
   // to https, and the context must not be created lazily from I/O threads.
   (void)any_tls;
-  {
-    tls_ctx.emplace(ssl::context::tls_client);
-    tls_ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                         ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    if (!cfg.tls.ca_file.empty())
-      tls_ctx->load_verify_file(cfg.tls.ca_file);  // throws with the OpenSSL reason
-    else
-      tls_ctx->set_default_verify_paths();
-    tls_ctx->set_verify_mode(cfg.tls.verify_peer ? ssl::verify_peer : ssl::verify_none);
-  }
+  tls_ctx.emplace(make_client_tls(ClientTlsFiles{cfg.tls.ca_file, {}, {}}, cfg.tls.verify_peer, "doris.tls"));
   backoff.base = cfg.retry.base_backoff;
   backoff.cap = cfg.retry.max_backoff;
 }
