@@ -80,11 +80,20 @@ void check_decoding(const Reader& r, const YAML::Node& root, const Config& c) {
   if (c.record_format.payload_id == avro::IdKind::Global && c.schema_registry.api != avro::RegistryApi::Apicurio)
     r.fail(find_node(root, {"decoding", "avro", "id_kind"}).Mark(), "decoding.avro.id_kind",
            "global ids need decoding.schema_registry.api: apicurio (Confluent's API serves no global ids)");
-  // The TLS files and the choice of credentials are judged when the client
-  // is built (run, check --connect): a file may appear after the check.
+  // The TLS files themselves are read when the client is built (run,
+  // check --connect): a file may appear after the check. What the keys say
+  // together is judged here, so `check` without --connect catches it.
   if (!c.schema_registry.url.empty())
-    if (auto problem = avro::RegistryClient::url_problem(c.schema_registry.url))
-      r.fail(registry.Mark(), "decoding.schema_registry.url", *problem);
+    if (auto problem = avro::RegistryClient::options_problem(c.schema_registry)) {
+      std::vector<std::string> path{"decoding", "schema_registry"};
+      for (size_t from = 0; from <= problem->key.size();) {
+        const size_t dot = std::min(problem->key.find('.', from), problem->key.size());
+        path.push_back(problem->key.substr(from, dot - from));
+        from = dot + 1;
+      }
+      const YAML::Node at = find_node(root, path);
+      r.fail((at.IsDefined() ? at : registry).Mark(), "decoding.schema_registry." + problem->key, problem->what);
+    }
   // routing.tables.<target>.key_columns / sequence_from_source_position reach
   // the decoder through the router (TableSettings), which knows the target.
 }

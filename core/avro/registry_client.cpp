@@ -133,9 +133,7 @@ std::string shorten(std::string s) {
   return s;
 }
 
-}  // namespace
-
-std::optional<std::string> RegistryClient::url_problem(const std::string& text) {
+std::optional<std::string> url_problem(const std::string& text) {
   const auto url = doris::parse_url(text);
   if (!url || !url->userinfo.empty())
     return "schema registry URL \"" + doris::redact_url(text) +
@@ -143,20 +141,29 @@ std::optional<std::string> RegistryClient::url_problem(const std::string& text) 
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<RegistryClient::OptionsProblem> RegistryClient::options_problem(const RegistryOptions& o) {
+  if (auto problem = url_problem(o.url)) return OptionsProblem{"url", *problem};
+  if (!o.user.empty() && !o.bearer_token.empty())
+    return OptionsProblem{"bearer_token", "user (basic authentication) and bearer_token exclude each other"};
+  if (o.cert_file.empty() != o.key_file.empty())
+    return OptionsProblem{o.cert_file.empty() ? "tls.key_file" : "tls.cert_file",
+                          "tls.cert_file and tls.key_file go together"};
+  if (!doris::parse_url(o.url)->tls() && (!o.ca_file.empty() || !o.cert_file.empty()))
+    return OptionsProblem{o.ca_file.empty() ? "tls.cert_file" : "tls.ca_file",
+                          "tls.* is set but the URL is http; use https://"};
+  return std::nullopt;
+}
+
 RegistryClient::RegistryClient(RegistryOptions options) : options_(std::move(options)) {
-  if (auto problem = url_problem(options_.url)) throw std::invalid_argument(*problem);
+  if (auto problem = options_problem(options_))
+    throw std::invalid_argument("decoding.schema_registry." + problem->key + ": " + problem->what);
   const auto url = doris::parse_url(options_.url);
-  if (!options_.user.empty() && !options_.bearer_token.empty())
-    throw std::invalid_argument("schema registry: user (basic authentication) and bearer_token exclude each other");
-  if (options_.cert_file.empty() != options_.key_file.empty())
-    throw std::invalid_argument("schema registry: tls.cert_file and tls.key_file go together");
-  if (url->tls()) {
+  if (url->tls())
     tls_ = std::make_unique<ssl::context>(doris::make_client_tls(
         doris::ClientTlsFiles{options_.ca_file, options_.cert_file, options_.key_file}, /*verify_peer=*/true,
         "decoding.schema_registry.tls"));
-  } else if (!options_.ca_file.empty() || !options_.cert_file.empty()) {
-    throw std::invalid_argument("schema registry: tls.* is set but the URL is http; use https://");
-  }
   host_ = url->host;
   port_ = std::to_string(url->port != 0 ? url->port : (url->tls() ? 443 : 80));
   base_target_ = url->target;

@@ -82,11 +82,19 @@ struct RegistryFailure {
 
 class RegistryClient {
  public:
-  // Throws std::invalid_argument for a URL, TLS files or credentials it
-  // cannot use (user and bearer_token both set).
+  // Throws std::invalid_argument for options_problem() and TLS files it
+  // cannot read.
   explicit RegistryClient(RegistryOptions options);
-  // What is wrong with `url` (never showing credentials in it), if anything.
-  static std::optional<std::string> url_problem(const std::string& url);
+  // What the options say together that no client can use (the URL, never
+  // showing credentials in it; the two
+  // kinds of credentials, TLS files for an http URL, a certificate without
+  // its key), judged without reading any file: `key` is the offending option
+  // below decoding.schema_registry ("bearer_token", "tls.key_file").
+  struct OptionsProblem {
+    std::string key;
+    std::string what;
+  };
+  static std::optional<OptionsProblem> options_problem(const RegistryOptions& options);
   ~RegistryClient();
   RegistryClient(const RegistryClient&) = delete;
   RegistryClient& operator=(const RegistryClient&) = delete;

@@ -163,8 +163,8 @@ decoding:
   format: avro
   topic_formats: {"json\\..*": json}
   avro: {id_bytes: 8, id_kind: global}
-  schema_registry: {url: "http://registry:8081/apis/registry/v2", api: apicurio, user: reg, password: "registry-secret-4", timeout: 3s,
-                    bearer_token: "registry-token-5", tls: {ca_file: /etc/r/ca.pem, cert_file: /etc/r/c.pem, key_file: /etc/r/k.pem}}
+  schema_registry: {url: "https://registry:8081/apis/registry/v2", api: apicurio, user: reg, password: "registry-secret-4", timeout: 3s,
+                    tls: {ca_file: /etc/r/ca.pem, cert_file: /etc/r/c.pem, key_file: /etc/r/k.pem}}
 state:
   dir: /tmp/x
   retention_epochs: 10
@@ -189,8 +189,9 @@ logging:
     std::string last(k.path.substr(k.path.rfind('.') + 1));
     INFO(k.path);
     if (k.path == "doris.password_file" || k.path == "admin.token_file" ||
-        k.path == "decoding.schema_registry.password_file" || k.path == "decoding.schema_registry.bearer_token_file")
-      continue;  // own tests below, and keys_test.cpp's for every secret file
+        k.path == "decoding.schema_registry.password_file" || k.path == "decoding.schema_registry.bearer_token_file" ||
+        k.path == "decoding.schema_registry.bearer_token")
+      continue;  // own tests (the token excludes `user`), and keys_test.cpp's for every secret file
     CHECK(full.find(last + ":") != std::string::npos);
   }
   CHECK(c.topics == std::vector<std::string>{"a", "b", "^dbserver1\\..*"});
@@ -262,13 +263,11 @@ logging:
   CHECK(std::find(secrets.begin(), secrets.end(), "kafka-secret-1") != secrets.end());
   CHECK(std::find(secrets.begin(), secrets.end(), "admin-secret-3") != secrets.end());
   CHECK(std::find(secrets.begin(), secrets.end(), "registry-secret-4") != secrets.end());
-  CHECK(std::find(secrets.begin(), secrets.end(), "registry-token-5") != secrets.end());
-  CHECK(c.schema_registry.bearer_token == "registry-token-5");
   CHECK(c.schema_registry.ca_file == "/etc/r/ca.pem");
   CHECK(c.schema_registry.cert_file == "/etc/r/c.pem");
   CHECK(c.schema_registry.key_file == "/etc/r/k.pem");
   CHECK(c.record_format.format == avro::RecordFormat::Avro);
-  CHECK(c.schema_registry.url == "http://registry:8081/apis/registry/v2");
+  CHECK(c.schema_registry.url == "https://registry:8081/apis/registry/v2");
   CHECK(c.schema_registry.api == avro::RegistryApi::Apicurio);
   CHECK(c.record_format.id_bytes == 8);
   CHECK(c.record_format.payload_id == avro::IdKind::Global);
@@ -285,7 +284,6 @@ logging:
   CHECK(dump.find("doris-secret-2") == std::string::npos);
   CHECK(dump.find("kafka-secret-1") == std::string::npos);
   CHECK(dump.find("registry-secret-4") == std::string::npos);
-  CHECK(dump.find("registry-token-5") == std::string::npos);
   CHECK(dump.find("[redacted]") != std::string::npos);
 }
 
@@ -678,5 +676,25 @@ TEST_CASE("config: decoding.format avro needs a usable schema registry URL, neve
   std::map<std::string, std::string> env;
   const auto c = config::load_string(base + "  format: avro\n  schema_registry: {url: \"http://r:8081\"}\n", "t.yaml", &env);
   CHECK(c.record_format.format == avro::RecordFormat::Avro);
+  // What the registry keys say together is judged by `check` too, not only
+  // when the client is built (check --connect, run).
+  const std::string both =
+      error_of(base + "  format: avro\n  schema_registry: {url: \"http://r:8081\", user: u, password: pw-4,\n"
+                      "                    bearer_token: tok-5}\n");
+  CHECK_THAT(both, Catch::Contains("test.yaml:9:35: decoding.schema_registry.bearer_token") &&
+                       Catch::Contains("user (basic authentication) and bearer_token exclude each other"));
+  CHECK(both.find("tok-5") == std::string::npos);
+  CHECK(both.find("pw-4") == std::string::npos);
+  CHECK_THAT(error_of(base + "  format: avro\n  schema_registry: {url: \"http://r:8081\", tls: {ca_file: /ca.pem}}\n"),
+             Catch::Contains("decoding.schema_registry.tls.ca_file") && Catch::Contains("the URL is http"));
+  CHECK_THAT(error_of(base + "  format: avro\n  schema_registry: {url: \"https://r:8081\", tls: {key_file: /k.pem}}\n"),
+             Catch::Contains("decoding.schema_registry.tls.key_file") && Catch::Contains("go together"));
+  const auto token = config::load_string(
+      base + "  format: avro\n  schema_registry: {url: \"https://r:8081\", bearer_token: \"registry-token-5\"}\n",
+      "t.yaml", &env);
+  CHECK(token.schema_registry.bearer_token == "registry-token-5");
+  const auto token_secrets = token.secrets();
+  CHECK(std::find(token_secrets.begin(), token_secrets.end(), "registry-token-5") != token_secrets.end());
+  CHECK(token.dump().find("registry-token-5") == std::string::npos);
   CHECK(config::load_string(base + "  time_zone: UTC\n", "t.yaml", &env).record_format.format == avro::RecordFormat::Json);
 }
