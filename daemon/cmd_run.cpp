@@ -74,6 +74,36 @@ constexpr auto kHardStopMargin = std::chrono::seconds(3);
   std::_Exit(code);
 }
 
+// The subscribed topics' schemas, read before the first record needs one:
+// a registry outage later costs nothing for them. A registry that cannot be
+// reached now only costs that (each schema is fetched when a record needs
+// it); credentials it refuses would stop the pipeline at its first Avro
+// record, so they stop the start.
+int prefetch_schemas(avro::AvroRecords& records, const std::vector<std::string>& topics) {
+  const auto started = std::chrono::steady_clock::now();
+  std::variant<avro::RegistryClient::Prefetched, avro::RegistryFailure> got;
+  try {
+    got = records.prefetch(topics);
+  } catch (const std::exception& e) {
+    spdlog::warn("schema registry: no schemas prefetched: {}", e.what());
+    return kExitOk;
+  }
+  if (const auto* f = std::get_if<avro::RegistryFailure>(&got)) {
+    if (f->kind == avro::RegistryFailure::Kind::Refused) {
+      spdlog::error("schema registry: {}", f->message);
+      return kExitFatal;
+    }
+    spdlog::warn("schema registry: prefetch stopped, the schemas not read are fetched when a record needs them: {}",
+                 f->message);
+    return kExitOk;
+  }
+  const auto& p = std::get<avro::RegistryClient::Prefetched>(got);
+  spdlog::info("schema registry: {} schema(s) of {} subject(s) of the subscribed topics prefetched in {} ms", p.schemas,
+               p.subjects,
+               std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_run(const Args& a) {
@@ -140,6 +170,7 @@ int cmd_run(const Args& a) {
       spdlog::error("configuration: {}", e.what());
       return kExitUsage;
     }
+    if (int code = prefetch_schemas(*avro_records, cfg.topics); code != kExitOk) return code;
   }
   auto router = config::make_router(cfg);
   pipeline::Metrics metrics;

@@ -1,5 +1,6 @@
 #include "core/avro/avro_records.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -127,6 +128,29 @@ RecordFormat AvroRecords::format_of(std::string_view topic) {
   }
   topic_format_.emplace(name, format);
   return format;
+}
+
+std::variant<RegistryClient::Prefetched, RegistryFailure> AvroRecords::prefetch(
+    const std::vector<std::string>& topics) {
+  std::vector<std::string_view> names;
+  std::vector<std::regex> regexes;
+  for (const auto& t : topics) {
+    if (!t.starts_with('^')) {
+      names.push_back(t);
+      continue;
+    }
+    try {
+      regexes.emplace_back(t);
+    } catch (const std::regex_error& e) {
+      throw std::invalid_argument("topic regex '" + t + "': std::regex cannot read it: " + e.what());
+    }
+  }
+  return registry_.prefetch([&](std::string_view topic) {
+    if (format_of(topic) == RecordFormat::Json) return false;
+    if (std::find(names.begin(), names.end(), topic) != names.end()) return true;
+    const std::string name(topic);
+    return std::any_of(regexes.begin(), regexes.end(), [&](const std::regex& re) { return std::regex_search(name, re); });
+  });
 }
 
 std::optional<AvroRecords::Failure> AvroRecords::to_json(const decode::KafkaRecord& in, decode::KafkaRecord& out) {

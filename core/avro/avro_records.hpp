@@ -81,6 +81,14 @@ class AvroRecords {
 
   size_t registry_fetches() const { return registry_.fetches(); }
 
+  // The registry's schemas of the subscribed topics that may carry Avro
+  // (RegistryClient::prefetch), read at start. `topics`: kafka.topics, an
+  // entry starting with '^' a regex (matched here with std::regex, which
+  // reads the usual patterns as librdkafka does; a subject it misses is
+  // fetched when a record needs it). Throws std::invalid_argument for such
+  // a pattern std::regex cannot read.
+  std::variant<RegistryClient::Prefetched, RegistryFailure> prefetch(const std::vector<std::string>& topics);
+
  private:
   // Sets `view` to the side's JSON (its own bytes, or Avro converted into `out`).
   std::optional<Failure> convert(const decode::KafkaRecord& in, RecordFormat format, std::string_view side,

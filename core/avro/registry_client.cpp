@@ -201,22 +201,17 @@ std::variant<size_t, RegistryFailure> RegistryClient::probe() {
   const bool apicurio = options_.api == RegistryApi::Apicurio;
   // Apicurio's search answers {"artifacts": [...], "count": N}; one is enough to see N.
   const std::string path = apicurio ? "/search/artifacts?limit=1" : "/subjects";
-  auto got = get(path, where);
+  const char* expected = apicurio ? "a JSON object with a \"count\" of artifacts" : "a JSON array of subjects";
+  auto got = get_json(path, where, expected);
   if (auto* f = std::get_if<RegistryFailure>(&got)) return *f;
-  const Answer& answer = std::get<Answer>(got);
-  boost::system::error_code ec;
-  const auto doc = boost::json::parse(answer.body, ec);
-  if (answer.status == 200 && !ec) {
-    if (!apicurio && doc.is_array()) return doc.get_array().size();
-    const auto* count = doc.is_object() ? doc.get_object().if_contains("count") : nullptr;
-    if (apicurio && count != nullptr && count->is_int64() && count->get_int64() >= 0)
-      return static_cast<size_t>(count->get_int64());
-  }
-  return RegistryFailure{RegistryFailure::Kind::Unreachable,
-                         where + ": expected HTTP 200 with " +
-                             (apicurio ? "a JSON object with a \"count\" of artifacts" : "a JSON array of subjects") +
-                             " from " + options_.url + path + ", got HTTP " + std::to_string(answer.status) + " " +
-                             shorten(answer.body)};
+  const auto& doc = std::get<boost::json::value>(got);
+  if (!apicurio && doc.is_array()) return doc.get_array().size();
+  const auto* count = doc.is_object() ? doc.get_object().if_contains("count") : nullptr;
+  if (apicurio && count != nullptr && count->is_int64() && count->get_int64() >= 0)
+    return static_cast<size_t>(count->get_int64());
+  return RegistryFailure{RegistryFailure::Kind::Unreachable, where + ": expected " + expected + " from " +
+                                                                 options_.url + path + ", got " +
+                                                                 shorten(boost::json::serialize(doc))};
 }
 
 std::string RegistryClient::describe(SchemaRef ref) const {
@@ -272,13 +267,32 @@ std::variant<RegistryClient::Schema, RegistryFailure> RegistryClient::schema(Sch
     text = schema_text->get_string();
   }
   auto schema = std::make_shared<const std::string>(std::move(text));
+  remember(ref, schema);
+  return schema;
+}
+
+void RegistryClient::remember(SchemaRef ref, const Schema& schema) {
+  if (cache_.count(ref) != 0) return;
   if (cache_.size() >= options_.max_cached_ids) {
     cache_.erase(order_.front());
     order_.pop_front();
   }
   cache_.emplace(ref, schema);
   order_.push_back(ref);
-  return schema;
+}
+
+std::variant<boost::json::value, RegistryFailure> RegistryClient::get_json(const std::string& path,
+                                                                           const std::string& where,
+                                                                           const char* expected) const {
+  auto got = get(path, where);
+  if (auto* f = std::get_if<RegistryFailure>(&got)) return *f;
+  const Answer& answer = std::get<Answer>(got);
+  boost::system::error_code ec;
+  auto doc = boost::json::parse(answer.body, ec);
+  if (answer.status == 200 && !ec) return doc;
+  return RegistryFailure{RegistryFailure::Kind::Unreachable,
+                         where + ": expected HTTP 200 with " + expected + " from " + options_.url + path + ", got HTTP " +
+                             std::to_string(answer.status) + " " + shorten(answer.body)};
 }
 
 }  // namespace cdc2doris::avro

@@ -17,7 +17,10 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <string_view>
 #include <variant>
+
+#include <boost/json/value.hpp>
 
 namespace boost::asio::ssl {
 class context;
@@ -111,6 +114,19 @@ class RegistryClient {
   // "schema id 7" (Confluent's API), "content id 7", "global id 7".
   std::string describe(SchemaRef ref) const;
 
+  // Debezium's Avro converters register a topic's schemas under the subjects
+  // (Apicurio: artifacts) `<topic>-key` and `<topic>-value`. prefetch() reads
+  // every version of those of the topics `wanted` accepts into the cache,
+  // newest first and while the cache has room, so that records written under
+  // any of them decode while the registry is down. Subjects of other topics
+  // and schemas that are not Avro are passed over. The first failure ends it
+  // (the schemas read so far stay cached). registry_prefetch.cpp.
+  struct Prefetched {
+    size_t subjects = 0;  // the wanted topics' subjects found
+    size_t schemas = 0;   // versions cached (already cached ones included)
+  };
+  std::variant<Prefetched, RegistryFailure> prefetch(const std::function<bool(std::string_view topic)>& wanted);
+
   size_t fetches() const { return fetches_; }  // schema requests made (cache misses)
   const RegistryOptions& options() const { return options_; }
 
@@ -122,6 +138,12 @@ class RegistryClient {
   };
   // GET base + path; transport failures and refused credentials as failures.
   std::variant<Answer, RegistryFailure> get(const std::string& path, const std::string& where) const;
+  // get() of a JSON answer with HTTP 200 (anything else: Unreachable naming `expected`).
+  std::variant<boost::json::value, RegistryFailure> get_json(const std::string& path, const std::string& where,
+                                                             const char* expected) const;
+  std::variant<Prefetched, RegistryFailure> prefetch_confluent(const std::function<bool(std::string_view)>& wanted);
+  std::variant<Prefetched, RegistryFailure> prefetch_apicurio(const std::function<bool(std::string_view)>& wanted);
+  void remember(SchemaRef ref, const Schema& schema);
   RegistryOptions options_;
   std::string host_, port_, base_target_;
   std::unique_ptr<boost::asio::ssl::context> tls_;  // for https only

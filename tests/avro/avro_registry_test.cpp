@@ -4,9 +4,11 @@
 // id needs no registry, and a registry that is gone is a retry.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/avro/avro_records.hpp"
 #include "core/avro/registry_client.hpp"
@@ -89,8 +91,50 @@ TEST_CASE("avro registry client: schemas by id from a real registry, cached, err
         "optional":false,"field":"id"}],"optional":false,"name":"reg.public.t.Key"},"payload":{"id":42}})"));
   CHECK_FALSE(out.value.has_value());  // a tombstone stays one
 
+  // Prefetch: every version of the wanted topics' subjects, newest first;
+  // another topic's subject is left alone.
+  const std::string v2 =
+      R"({"type":"record","name":"Value","namespace":"reg.public.t","fields":[{"name":"id","type":"int"}]})";
+  const std::string v3 = R"({"type":"record","name":"Value","namespace":"reg.public.t","fields":[{"name":"id",)"
+                         R"("type":"int"},{"name":"x","type":["null","string"],"default":null}]})";
+  const int32_t value_v1 = register_schema(*registry, "reg.public.t-value", v2, scratch);
+  const int32_t value_v2 = register_schema(*registry, "reg.public.t-value", v3, scratch);
+  const int32_t elsewhere = register_schema(
+      *registry, "reg.public.u-value", R"({"type":"record","name":"U","fields":[{"name":"u","type":"long"}]})", scratch);
+  avro::RegistryClient prefetching(avro::RegistryOptions{url, "", "", std::chrono::milliseconds(5000)});
+  std::vector<std::string> asked;
+  const auto pre = prefetching.prefetch([&](std::string_view topic) {
+    asked.emplace_back(topic);
+    return topic == "reg.public.t";
+  });
+  REQUIRE(std::holds_alternative<avro::RegistryClient::Prefetched>(pre));
+  CHECK(std::get<avro::RegistryClient::Prefetched>(pre).subjects == 2);
+  CHECK(std::get<avro::RegistryClient::Prefetched>(pre).schemas == 3);
+  CHECK(prefetching.fetches() == 3);
+  std::sort(asked.begin(), asked.end());
+  CHECK(asked == std::vector<std::string>{"reg.public.t", "reg.public.t", "reg.public.u"});
+  // The same through AvroRecords, with kafka.topics' regex form.
+  avro::AvroRecords prefetched_records(avro::RegistryOptions{url, "", "", std::chrono::milliseconds(5000)});
+  const auto by_regex = prefetched_records.prefetch({"^reg\\.public\\.t$", "other"});
+  REQUIRE(std::holds_alternative<avro::RegistryClient::Prefetched>(by_regex));
+  CHECK(std::get<avro::RegistryClient::Prefetched>(by_regex).schemas == 3);
+  CHECK(prefetched_records.registry_fetches() == 3);
+
   // The registry is gone: cached ids still resolve, others are a retry.
   registry.reset();
+  for (const int32_t prefetched : {id, value_v1, value_v2}) {
+    INFO("prefetched schema id " << prefetched);
+    CHECK(std::holds_alternative<avro::RegistryClient::Schema>(prefetching.schema(prefetched)));
+  }
+  CHECK(prefetching.fetches() == 3);
+  auto not_prefetched = prefetching.schema(elsewhere);
+  REQUIRE(std::holds_alternative<avro::RegistryFailure>(not_prefetched));
+  CHECK(std::get<avro::RegistryFailure>(not_prefetched).kind == avro::RegistryFailure::Kind::Unreachable);
+  in.value = bin::framed(static_cast<uint32_t>(value_v1), bin::varint(7));
+  REQUIRE_FALSE(prefetched_records.to_json(in, out).has_value());
+  CHECK(json::parse(*out.value).as_object().at("payload") == json::parse(R"({"id":7})"));
+  CHECK(prefetched_records.registry_fetches() == 3);
+  in.value.reset();
   const auto gone = client.probe();
   REQUIRE(std::holds_alternative<avro::RegistryFailure>(gone));
   CHECK(std::get<avro::RegistryFailure>(gone).kind == avro::RegistryFailure::Kind::Unreachable);
@@ -153,6 +197,23 @@ TEST_CASE("avro registry client: global and content ids through Apicurio's own A
   CHECK_THAT(std::get<avro::RegistryFailure>(missing).message,
              Catch::StartsWith("global id " + std::to_string(global_id + 1000) + " from the registry at " +
                                registry.apicurio_url()));
+
+  // Prefetch through Apicurio's own API caches each version under both its
+  // ids, whichever a record carries.
+  avro::RegistryClient prefetching(options);
+  const auto pre = prefetching.prefetch([](std::string_view topic) { return topic == "reg.public.t"; });
+  REQUIRE(std::holds_alternative<avro::RegistryClient::Prefetched>(pre));
+  CHECK(std::get<avro::RegistryClient::Prefetched>(pre).subjects == 1);
+  CHECK(std::get<avro::RegistryClient::Prefetched>(pre).schemas == 2);
+  CHECK(prefetching.fetches() == 2);
+  for (const auto ref : {avro::SchemaRef{avro::IdKind::Global, global_id},
+                         avro::SchemaRef{avro::IdKind::Content, content_id}}) {
+    INFO(prefetching.describe(ref));
+    auto got = prefetching.schema(ref);
+    REQUIRE(std::holds_alternative<avro::RegistryClient::Schema>(got));
+    CHECK(json::parse(*std::get<avro::RegistryClient::Schema>(got)) == json::parse(kSchema));
+  }
+  CHECK(prefetching.fetches() == 2);
 
   // Records as the converter writes them with headers and with the 8-byte payload id.
   avro::RecordOptions records_options;

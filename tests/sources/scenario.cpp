@@ -9,6 +9,7 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -544,6 +545,17 @@ void check_mode(const Mode& m, const SourceCheck& c, ScenarioState& s) {
   }
   // The type matrix's table never changes: one schema id for its values.
   if (m.avro) check_avro_topic(m, topics + "types", ends, *s.registry, 1);
+  // The daemon read the subscribed topics' subjects at start (the snapshot's
+  // topics and their subjects exist by then): at least the keys and values
+  // of types, w_orders, w_lines and marker, each version once.
+  if (m.avro) {
+    const std::string log = d.log_tail(16 << 20);
+    static const std::regex prefetched(R"((\d+) schema\(s\) of (\d+) subject\(s\) of the subscribed topics prefetched)");
+    std::smatch got;
+    REQUIRE(std::regex_search(log, got, prefetched));
+    CHECK(std::stoul(got[2].str()) >= 8);
+    CHECK(std::stoul(got[1].str()) >= std::stoul(got[2].str()));
+  }
   // The source's TRUNCATE of w_lines reached Kafka and was applied (the
   // row comparison below fails if Doris kept the rows before it).
   CHECK_THAT(d.log_tail(16 << 20), Catch::Contains(m.doris_db + ".w_lines: TRUNCATE from"));
