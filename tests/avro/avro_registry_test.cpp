@@ -1,7 +1,8 @@
 // core/avro's registry client against a real schema registry (Apicurio
 // Registry 2.4.2, its Confluent-compatible API): a schema registered through
-// the API is fetched by its id, an unknown id is an error naming it, a cached
-// id needs no registry, and a registry that is gone is a retry.
+// the API is fetched by its id (also over the registry's own HTTPS), an
+// unknown id is an error naming it, prefetched and cached ids need no
+// registry, and a registry that is gone is a retry.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "core/avro/avro_records.hpp"
 #include "core/avro/registry_client.hpp"
 #include "tools/fixtures/avro_encode.hpp"
+#include "tests/doris/fake_server.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/schema_registry.hpp"
 #include "tools/fixtures/temp_dir.hpp"
@@ -42,10 +44,36 @@ int32_t register_schema(const SchemaRegistry& registry, const std::string& subje
 TEST_CASE("avro registry client: schemas by id from a real registry, cached, errors naming the id",
           "[avro][registry]") {
   TempDir scratch("avro-registry");
-  auto registry = std::make_unique<SchemaRegistry>();
+  const auto tls = make_self_signed(scratch.path());
+  auto registry = std::make_unique<SchemaRegistry>(RegistryTls{tls.cert, tls.key});
   registry->wait_ready();
   const int32_t id = register_schema(*registry, "reg.public.t-key", kSchema, scratch);
   const std::string url = registry->ccompat_url();
+
+  // HTTPS served by the registry itself (Quarkus, Vert.x over the JDK's
+  // TLS): its certificate checked against the CA file and the URL's host,
+  // by address and by name; the system's CAs do not know it.
+  {
+    const std::string https = "https://127.0.0.1:" + std::to_string(registry->https_port()) + "/apis/ccompat/v7";
+    // A long timeout: a fetch that waited for something the registry never
+    // sends (its close_notify, once) would take all of it.
+    avro::RegistryOptions options{https, "", "", std::chrono::milliseconds(60000)};
+    options.ca_file = tls.cert.string();
+    avro::RegistryClient by_address(options);
+    const auto started = std::chrono::steady_clock::now();
+    CHECK(std::holds_alternative<size_t>(by_address.probe()));
+    CHECK(std::holds_alternative<avro::RegistryClient::Schema>(by_address.schema(id)));
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(30));
+    options.url = "https://localhost:" + std::to_string(registry->https_port()) + "/apis/ccompat/v7";
+    avro::RegistryClient by_name(options);
+    CHECK(std::holds_alternative<avro::RegistryClient::Schema>(by_name.schema(id)));
+    avro::RegistryClient system_cas(avro::RegistryOptions{https, "", "", std::chrono::milliseconds(5000)});
+    auto refused = system_cas.schema(id);
+    REQUIRE(std::holds_alternative<avro::RegistryFailure>(refused));
+    CHECK(std::get<avro::RegistryFailure>(refused).kind == avro::RegistryFailure::Kind::Unreachable);
+    CHECK_THAT(std::get<avro::RegistryFailure>(refused).message,
+               Catch::Contains("TLS handshake failed") && Catch::Contains("certificate"));
+  }
 
   avro::RegistryClient client(avro::RegistryOptions{url, "", "", std::chrono::milliseconds(5000)});
   // check --connect's probe: the subjects the registry holds.

@@ -25,6 +25,9 @@ TlsFiles make_self_signed(const std::filesystem::path& dir) {
   EVP_PKEY* pkey = EVP_EC_gen("P-256");
   if (!pkey) throw std::runtime_error("EVP_EC_gen failed");
   X509* x = X509_new();
+  // Version 3 (value 2): extensions need it. OpenSSL accepts them in a v1
+  // certificate; Java (the schema registry's TLS) refuses such a certificate.
+  X509_set_version(x, 2);
   ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
   X509_gmtime_adj(X509_getm_notBefore(x), -60);
   X509_gmtime_adj(X509_getm_notAfter(x), 3600);

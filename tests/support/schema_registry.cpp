@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace cdc2doris::test {
 
@@ -17,7 +18,7 @@ std::string runner_jar() {
 }
 }  // namespace
 
-SchemaRegistry::SchemaRegistry() : dir_("cdc2doris-registry") {
+SchemaRegistry::SchemaRegistry(std::optional<RegistryTls> tls) : dir_("cdc2doris-registry") {
   const std::string jar = runner_jar();
   port_ = free_port();
   const auto out = (dir_ / "registry.out").string();
@@ -25,12 +26,30 @@ SchemaRegistry::SchemaRegistry() : dir_("cdc2doris-registry") {
   // connection pool's prod defaults (20 to 100 connections) are for a
   // server; an in-memory database for a few schemas needs two. Vert.x keeps
   // its file cache under java.io.tmpdir: the temp dir, removed with it.
-  jvm_ = std::make_unique<Process>(ProcessOptions{
-      {"java", "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
-       "-Djava.io.tmpdir=" + dir_.path().string(), "-Dquarkus.http.host=127.0.0.1",
-       "-Dquarkus.http.port=" + std::to_string(port_), "-Dquarkus.datasource.jdbc.min-size=1",
-       "-Dquarkus.datasource.jdbc.initial-size=1", "-Dquarkus.datasource.jdbc.max-size=4", "-jar", jar},
-      {}, out, out, dir_.path().string()});
+  std::vector<std::string> argv{"java",
+                                "-Xms64m",
+                                "-Xmx384m",
+                                "-XX:+UseSerialGC",
+                                "-XX:TieredStopAtLevel=1",
+                                "-Djava.awt.headless=true",
+                                "-Djava.io.tmpdir=" + dir_.path().string(),
+                                "-Dquarkus.http.host=127.0.0.1",
+                                "-Dquarkus.http.port=" + std::to_string(port_),
+                                "-Dquarkus.datasource.jdbc.min-size=1",
+                                "-Dquarkus.datasource.jdbc.initial-size=1",
+                                "-Dquarkus.datasource.jdbc.max-size=4"};
+  if (tls) {
+    // Quarkus 2.16's PEM key pair; the plain port stays for the readiness check.
+    // free_port() releases the port it found, so a second call may find it again.
+    do https_port_ = free_port();
+    while (https_port_ == port_);
+    argv.push_back("-Dquarkus.http.ssl-port=" + std::to_string(https_port_));
+    argv.push_back("-Dquarkus.http.ssl.certificate.files=" + tls->cert.string());
+    argv.push_back("-Dquarkus.http.ssl.certificate.key-files=" + tls->key.string());
+  }
+  argv.push_back("-jar");
+  argv.push_back(jar);
+  jvm_ = std::make_unique<Process>(ProcessOptions{std::move(argv), {}, out, out, dir_.path().string()});
 }
 
 SchemaRegistry::~SchemaRegistry() {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "tests/support/run_command.hpp"
@@ -22,9 +23,16 @@
 
 namespace cdc2doris::test {
 
+// A certificate (chain) and its key in PEM, for the registry to serve HTTPS with.
+struct RegistryTls {
+  std::filesystem::path cert, key;
+};
+
 class SchemaRegistry {
  public:
-  SchemaRegistry();  // spawns the JVM, returns at once
+  // Spawns the JVM and returns at once. With `tls` the registry also serves
+  // HTTPS (Quarkus' own TLS, Vert.x over the JDK's) on https_port().
+  explicit SchemaRegistry(std::optional<RegistryTls> tls = std::nullopt);
   ~SchemaRegistry();
   SchemaRegistry(const SchemaRegistry&) = delete;
   SchemaRegistry& operator=(const SchemaRegistry&) = delete;
@@ -34,6 +42,7 @@ class SchemaRegistry {
   std::string ccompat_url() const { return url() + "/apis/ccompat/v7"; }
   // Apicurio's own API: what its Kafka Connect converter talks to.
   std::string apicurio_url() const { return url() + "/apis/registry/v2"; }
+  int https_port() const { return https_port_; }  // 0 without tls
 
   // Waits until /health/ready answers 200; throws with the log tail on
   // timeout or when the JVM exits.
@@ -45,6 +54,7 @@ class SchemaRegistry {
  private:
   TempDir dir_;
   int port_ = 0;
+  int https_port_ = 0;
   std::unique_ptr<Process> jvm_;
   bool ready_ = false;
 };
