@@ -46,6 +46,11 @@ void check_regexes(const Reader& r, const YAML::Node& n, const std::string& wher
 
 // librdkafka treats a subscription starting with '^' as a regex and fails
 // the subscribe (at run time, long after `check`) if it does not compile.
+// A Kafka header name Apicurio's converter may be told to use.
+void header_name(const Reader& r, const YAML::Node& n, const std::string& where, const std::string& name) {
+  if (name.empty()) r.expected(n, where, "a header name");
+}
+
 void check_subscription(const Reader& r, const YAML::Node& n, const std::string& where, const std::string& topic) {
   if (topic.rfind('^', 0) != 0) return;
   if (auto why = kafka::check_topic_regex(topic)) r.fail(n.Mark(), where, "invalid regex '" + topic + "': " + *why);
@@ -720,6 +725,15 @@ std::vector<Key<Config>> declare() {
                 "What the id after magic byte 0 counts, as Apicurio's `apicurio.registry.use-id`: `content` "
                 "(Confluent's schema id, Apicurio's contentId) or `global` (Apicurio's globalId, its converter's "
                 "default; needs `schema_registry.api: apicurio`). A header names its own kind."),
+      C::string("decoding.avro.id_headers.key_global_id", FIELD(record_format.id_headers.key_global),
+                "Header carrying a key's global id, as Apicurio's converter names it "
+                "(`apicurio.registry.headers.key.globalId.name`).", header_name),
+      C::string("decoding.avro.id_headers.key_content_id", FIELD(record_format.id_headers.key_content),
+                "Header carrying a key's content id (`apicurio.registry.headers.key.contentId.name`).", header_name),
+      C::string("decoding.avro.id_headers.value_global_id", FIELD(record_format.id_headers.value_global),
+                "Header carrying a value's global id (`apicurio.registry.headers.value.globalId.name`).", header_name),
+      C::string("decoding.avro.id_headers.value_content_id", FIELD(record_format.id_headers.value_content),
+                "Header carrying a value's content id (`apicurio.registry.headers.value.contentId.name`).", header_name),
       C::choice("decoding.schema_registry.api", FIELD(schema_registry.api),
                 std::vector<std::pair<std::string, avro::RegistryApi>>{{"confluent", avro::RegistryApi::Confluent},
                                                                        {"apicurio", avro::RegistryApi::Apicurio}},

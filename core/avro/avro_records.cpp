@@ -37,10 +37,10 @@ bool has_artifact_header(const decode::KafkaRecord& in, std::string_view side) {
   return false;
 }
 
-std::optional<HeaderId> header_id(const decode::KafkaRecord& in, std::string_view side) {
+std::optional<HeaderId> header_id(const decode::KafkaRecord& in, std::string_view side, const IdHeaders& names) {
   const bool key = side == "key";
-  const std::string_view global = key ? "apicurio.key.globalId" : "apicurio.value.globalId";
-  const std::string_view content = key ? "apicurio.key.contentId" : "apicurio.value.contentId";
+  const std::string_view global = key ? names.key_global : names.value_global;
+  const std::string_view content = key ? names.key_content : names.value_content;
   std::optional<HeaderId> found;
   // Kafka's lastHeader, as Apicurio's deserializer reads them; a global id first.
   for (const auto& [name, value] : in.headers) {
@@ -178,7 +178,7 @@ std::optional<AvroRecords::Failure> AvroRecords::convert(const decode::KafkaReco
                                                          std::string& out, std::string_view& view) {
   view = bytes;
   if (format == RecordFormat::Json) return std::nullopt;
-  if (const auto header = header_id(in, side)) {
+  if (const auto header = header_id(in, side, options_.id_headers)) {
     const std::string origin = "header " + std::string(header->name);
     if (header->value.size() != 8)
       return bad(in, Code::InvalidAvro, side, "Apicurio's " + origin + ": an 8-byte big-endian id",
@@ -187,16 +187,17 @@ std::optional<AvroRecords::Failure> AvroRecords::convert(const decode::KafkaReco
     if (!f) view = out;
     return f;
   }
+  const bool key = side == "key";
+  const std::string id_headers = key ? options_.id_headers.key_global + " or " + options_.id_headers.key_content
+                                     : options_.id_headers.value_global + " or " + options_.id_headers.value_content;
   if (has_artifact_header(in, side))
-    return bad(in, Code::InvalidAvro, side,
-               "Apicurio's apicurio." + std::string(side) + ".globalId or contentId header",
+    return bad(in, Code::InvalidAvro, side, "Apicurio's id header " + id_headers,
                "only the artifact's name in headers (apicurio." + std::string(side) +
                    ".artifactId): schemas by artifact and version are not read");
   if (format == RecordFormat::Auto && looks_like_json(bytes)) return std::nullopt;
   if (format == RecordFormat::Auto && (bytes.empty() || bytes[0] != '\0'))
     return bad(in, Code::UnknownFormat, side,
-               "JSON (a '{' first), Avro (magic byte 0) or Apicurio's apicurio." + std::string(side) +
-                   ".globalId / contentId header",
+               "JSON (a '{' first), Avro (magic byte 0) or Apicurio's id header " + id_headers,
                first_bytes(bytes));
   std::string why;
   const auto framed = unframe(bytes, options_.id_bytes, why);

@@ -35,6 +35,16 @@ enum class RecordFormat {
   Auto,  // per key and value: Apicurio's id header or magic byte 0 is Avro, '{' is JSON
 };
 
+// The headers Apicurio's converter puts an id in, as its
+// apicurio.registry.headers.{key,value}.{globalId,contentId}.name name them.
+struct IdHeaders {
+  std::string key_global = "apicurio.key.globalId";
+  std::string key_content = "apicurio.key.contentId";
+  std::string value_global = "apicurio.value.globalId";
+  std::string value_content = "apicurio.value.contentId";
+  bool operator==(const IdHeaders&) const = default;
+};
+
 struct RecordOptions {
   RecordFormat format = RecordFormat::Json;  // decoding.format: topics no pattern names
   // decoding.topic_formats: (ECMAScript regex matching the whole topic name,
@@ -42,6 +52,7 @@ struct RecordOptions {
   std::vector<std::pair<std::string, RecordFormat>> topic_formats;
   int id_bytes = 4;                     // the id after the magic byte: 4 or 8
   IdKind payload_id = IdKind::Content;  // what that id counts (headers name their own)
+  IdHeaders id_headers{};
   bool operator==(const RecordOptions&) const = default;
   // Whether any topic may carry Avro (else no registry is needed).
   bool any_avro() const;

@@ -215,6 +215,29 @@ TEST_CASE("avro records: Apicurio's id headers carry the id of a bare Avro body"
   CHECK_THAT(bad->message(), Catch::StartsWith("srv.public.t/3@2: unknown_schema_id at value (header "
                                                "apicurio.value.globalId): expected a schema id the registry knows, "
                                                "got global id 11"));
+
+  // Header names a converter renamed (apicurio.registry.headers.*.name):
+  // the configured names carry the id, the default ones no longer do.
+  auto renamed_options = records_of(avro::RecordFormat::Avro, 4);
+  renamed_options.id_headers.value_global = "gid";
+  renamed_options.id_headers.key_content = "kcid";
+  avro::AvroRecords renamed(renamed_options, registry_at(v2, avro::RegistryApi::Apicurio));
+  in.key = body;
+  in.headers = {{"kcid", id7}, {"gid", id7}};
+  REQUIRE_FALSE(renamed.to_json(in, out).has_value());
+  CHECK(json::parse(*out.key) == json::parse(kJson));
+  CHECK(json::parse(*out.value) == json::parse(kJson));
+  asked = server.requests();
+  REQUIRE(asked.size() >= 2);
+  CHECK(asked[asked.size() - 2].target == "/v2/ids/contentIds/7");  // the key's
+  CHECK(asked.back().target == "/v2/ids/globalIds/7");
+  in.key.reset();
+  in.headers = {{"apicurio.value.globalId", id7}};
+  f = renamed.to_json(in, out);
+  REQUIRE(f.has_value());
+  bad = std::get_if<decode::DecodeError>(&*f);
+  REQUIRE(bad != nullptr);
+  CHECK_THAT(bad->message(), Catch::Contains("Confluent's wire format"));
 }
 
 TEST_CASE("avro records: format auto reads JSON and Avro and names anything else", "[avro]") {
@@ -260,7 +283,8 @@ TEST_CASE("avro records: format auto reads JSON and Avro and names anything else
   REQUIRE(bad != nullptr);
   CHECK(bad->code == decode::DecodeErrorCode::UnknownFormat);
   CHECK(bad->message() == "srv.public.t/3@4: unknown_format at value: expected JSON (a '{' first), Avro (magic byte "
-                          "0) or Apicurio's apicurio.value.globalId / contentId header, got first bytes 68 65 6c 6c "
+                          "0) or Apicurio's id header apicurio.value.globalId or apicurio.value.contentId, got first "
+                          "bytes 68 65 6c 6c "
                           "6f 2c 20 77 (of 12)");
   const std::string empty;
   in.value = empty;

@@ -162,7 +162,8 @@ decoding:
   extra_columns: {op: "_op", source_ts: "_ts"}
   format: avro
   topic_formats: {"json\\..*": json}
-  avro: {id_bytes: 8, id_kind: global}
+  avro: {id_bytes: 8, id_kind: global, id_headers: {key_global_id: kg, key_content_id: kc, value_global_id: vg,
+                                                     value_content_id: vc}}
   schema_registry: {url: "https://registry:8081/apis/registry/v2", api: apicurio, user: reg, password: "registry-secret-4", timeout: 3s,
                     tls: {ca_file: /etc/r/ca.pem, cert_file: /etc/r/c.pem, key_file: /etc/r/k.pem}}
 state:
@@ -271,6 +272,7 @@ logging:
   CHECK(c.schema_registry.api == avro::RegistryApi::Apicurio);
   CHECK(c.record_format.id_bytes == 8);
   CHECK(c.record_format.payload_id == avro::IdKind::Global);
+  CHECK(c.record_format.id_headers == avro::IdHeaders{"kg", "kc", "vg", "vc"});
   CHECK(c.record_format.topic_formats ==
         std::vector<std::pair<std::string, avro::RecordFormat>>{{"json\\..*", avro::RecordFormat::Json}});
   CHECK(c.schema_registry.user == "reg");
@@ -657,6 +659,8 @@ TEST_CASE("config: decoding.format avro needs a usable schema registry URL, neve
   CHECK_THAT(error_of(base + registry + "  format: avro\n  avro: {id_kind: global}\n"),
              Catch::Contains("decoding.avro.id_kind") && Catch::Contains("decoding.schema_registry.api: apicurio"));
   CHECK_THAT(error_of(base + registry + "  avro: {id_bytes: 5}\n"), Catch::Contains("decoding.avro.id_bytes"));
+  CHECK_THAT(error_of(base + registry + "  avro: {id_headers: {value_global_id: \"\"}}\n"),
+             Catch::Contains("decoding.avro.id_headers.value_global_id") && Catch::Contains("a header name"));
   {
     std::map<std::string, std::string> env;
     const auto ordered = config::load_string(
