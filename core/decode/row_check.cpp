@@ -78,6 +78,10 @@ std::optional<int> integer_digits(std::string_view t) {
 // Whether an integer text fits a signed integer of `bits`; nullopt: not an
 // integer text (left to Doris).
 std::optional<bool> integer_fits(std::string_view t, int bits) {
+  // Up to this many characters (a sign included) any integer text fits:
+  // the common case, decided without reading the digits.
+  const size_t always_fits = bits == 8 ? 2 : bits == 16 ? 4 : bits == 32 ? 9 : bits == 64 ? 18 : 38;
+  if (t.size() <= always_fits) return true;
   size_t i = 0;
   const bool neg = !t.empty() && t[0] == '-';
   if (!t.empty() && (t[0] == '-' || t[0] == '+')) ++i;
@@ -227,13 +231,20 @@ struct RowCheck::Impl {
     return std::nullopt;
   }
 
-  std::optional<RowViolation> check(std::string_view json, bool full_row) {
+  // `capacity`: readable bytes from json.data() (simdjson reads up to
+  // SIMDJSON_PADDING past the end); with less the row is copied first.
+  std::optional<RowViolation> check(std::string_view json, size_t capacity, bool full_row) {
     ++row;
-    buf.assign(json);
-    buf.resize(json.size() + simdjson::SIMDJSON_PADDING);
+    const char* at = json.data();
+    if (capacity < json.size() + simdjson::SIMDJSON_PADDING) {
+      buf.assign(json);
+      buf.resize(json.size() + simdjson::SIMDJSON_PADDING);
+      at = buf.data();
+      capacity = buf.size();
+    }
     sj::document doc;
     sj::object obj;
-    if (parser.iterate(buf.data(), json.size(), buf.size()).get(doc) || doc.get_object().get(obj)) return std::nullopt;
+    if (parser.iterate(at, json.size(), capacity).get(doc) || doc.get_object().get(obj)) return std::nullopt;
     size_t pos = 0;
     for (auto f : obj) {
       sj::field field;
@@ -266,6 +277,14 @@ RowCheck::~RowCheck() = default;
 
 bool RowCheck::checks() const { return !impl_->cols.empty(); }
 
-std::optional<RowViolation> RowCheck::check(std::string_view row, bool full_row) { return impl_->check(row, full_row); }
+std::optional<RowViolation> RowCheck::check(std::string_view row, bool full_row) {
+  return impl_->check(row, row.size(), full_row);
+}
+
+std::optional<RowViolation> RowCheck::check_in_place(std::string& row, bool full_row) {
+  // Once per pooled row string: its capacity stays for the rows after.
+  row.reserve(row.size() + simdjson::SIMDJSON_PADDING);
+  return impl_->check(row, row.capacity(), full_row);
+}
 
 }  // namespace cdc2doris::decode

@@ -66,6 +66,10 @@ class RowCheck {
   // column of the table is loaded from it (not a partial-column update), so
   // an absent NOT NULL column is a violation too.
   std::optional<RowViolation> check(std::string_view row, bool full_row);
+  // The same, parsing `row` where it is: its capacity is grown (once, for a
+  // reused string) to what the parser may read past the end, instead of
+  // copying every row.
+  std::optional<RowViolation> check_in_place(std::string& row, bool full_row);
 
  private:
   struct Impl;

@@ -42,8 +42,8 @@ bool Pipeline::Impl::rows_fit(const Target& t, const kafka::Message& msg) {
     if (!td.row_check) td.row_check = row_check_of(td.shape);
     if (!td.row_check->checks()) return true;
     std::optional<decode::RowViolation> bad;
-    for (const auto& row : change_.rows)
-      if ((bad = td.row_check->check(row.json, row.partial_columns.empty()))) break;
+    for (auto& row : change_.rows)
+      if ((bad = td.row_check->check_in_place(row.json, row.partial_columns.empty()))) break;
     if (!bad) return true;
     if (!refreshed && std::chrono::steady_clock::now() - td.shape_read_at >= kShapeRefresh) {
       refreshed = true;
@@ -70,8 +70,8 @@ bool Pipeline::Impl::rows_fit_quietly(const Target& t) {
   if (!td.shape_read && read_shape(t, td)) return true;
   if (!td.shape.exists) return true;
   if (!td.row_check) td.row_check = row_check_of(td.shape);
-  for (const auto& row : change_.rows)
-    if (td.row_check->check(row.json, row.partial_columns.empty())) return false;
+  for (auto& row : change_.rows)
+    if (td.row_check->check_in_place(row.json, row.partial_columns.empty())) return false;
   return true;
 }
 
