@@ -210,7 +210,7 @@ std::optional<DecodeError> Decoder::Impl::guarded(const KafkaRecord& rec, Change
   auto step = [&] {
     if (ctx == nullptr) {
       identify_record(rec, out);
-    } else {
+    } else if (id.pending != Pending::None) {
       convert_record(*ctx, out);
       note_decoded(rec, out);
     }

@@ -372,10 +372,14 @@ void Decoder::Impl::identify_record(const KafkaRecord& rec, Change& c) {
   // The column types of a schemaless record depend on its target table,
   // which follows the images in the record (the source block) and which the
   // caller routes after this: predict them from the topic's previous record
-  // and convert again in convert_change() if the prediction was wrong.
-  auto hint_it = schema == nullptr ? hint_by_topic_.find(rec.topic) : hint_by_topic_.end();
-  id.predicted = hint_it != hint_by_topic_.end();
-  id.predicted_hint = id.predicted ? hint_it->second : nullptr;
+  // (none, as long as no context gave any) and convert again in
+  // convert_change() if the prediction was wrong.
+  id.hint_slot = nullptr;
+  if (schema == nullptr && typed_contexts_) {
+    if (auto it = hint_by_topic_.find(rec.topic); it != hint_by_topic_.end()) id.hint_slot = &it->second;
+  }
+  id.predicted = schema == nullptr && (!typed_contexts_ || id.hint_slot != nullptr);
+  id.predicted_hint = id.hint_slot != nullptr ? *id.hint_slot : nullptr;
   EagerImages eager;
   const bool convert_eagerly = !as_flat && (schema != nullptr || id.predicted);
   if (convert_eagerly) {
@@ -389,7 +393,7 @@ void Decoder::Impl::identify_record(const KafkaRecord& rec, Change& c) {
   // A decoding error may come from a prediction that does not fit this
   // record's table: the verdict must come from its own context, so scan
   // again without it (anything else, e.g. bad_alloc, is not the record's fault).
-  const bool guessed = id.predicted || id.keys_eager;
+  const bool guessed = convert_eagerly && (id.predicted || id.keys_eager);
   auto scan_unpredicted = [&] {
     id.predicted = id.keys_eager = false;
     before_b.clear();
@@ -502,9 +506,10 @@ void Decoder::Impl::convert_change(const TableContext& ctx, Change& c) {
   const SchemaNode* hint = schema ? nullptr : ctx.column_types;
   if (!schema) {
     if (id.predicted && hint != id.predicted_hint) pi.after_done = pi.before_keys_done = false;
-    if (auto it = hint_by_topic_.find(record->topic); it != hint_by_topic_.end()) {
-      it->second = hint;
-    } else {
+    typed_contexts_ = typed_contexts_ || hint != nullptr;
+    if (id.hint_slot != nullptr) {
+      *id.hint_slot = hint;
+    } else if (typed_contexts_) {
       if (hint_by_topic_.size() >= 4096) hint_by_topic_.clear();  // bounded, like the schema caches
       hint_by_topic_.emplace(std::string(record->topic), hint);
     }

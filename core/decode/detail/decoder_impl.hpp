@@ -228,6 +228,9 @@ struct Decoder::Impl {
   // schemaless record: the prediction for the next one, whose images the
   // payload scan converts before its context is known.
   std::unordered_map<std::string, const SchemaNode*, TransparentHash, std::equal_to<>> hint_by_topic_;
+  // Whether a context has given column types yet: until then the prediction
+  // is "none" for every topic, without looking the topic up.
+  bool typed_contexts_ = false;
   // Whether the last record converted took its key columns from the Kafka
   // key (no per-table key_columns): the prediction that lets the payload scan
   // convert the before-image's key columns on the spot.
@@ -533,7 +536,7 @@ struct Decoder::Impl {
   // schema, or nullptr when the record does not start that way (unwrap()
   // then decides). Content between the payload and the closing brace (more
   // keys) is only found while the payload is read, as an error: a record
-  // that fails after this is decoded again through unwrap() (Decoder::decode),
+  // that fails after this is decoded again through unwrap() (Decoder::Impl::guarded),
   // so the verdict and the error positions are those of the full parse.
   template <typename T>
   std::shared_ptr<const T> known_wrapper(const SchemaCache<T>& cache, std::string_view topic, std::string_view value,
@@ -661,6 +664,9 @@ struct Decoder::Impl {
     // The payload scan converted images with the topic's previous column types.
     bool predicted = false;
     const SchemaNode* predicted_hint = nullptr;
+    // The topic's entry in hint_by_topic_ (nullptr: none yet), kept so that
+    // convert() does not look it up again; nothing is added to the map between.
+    const SchemaNode** hint_slot = nullptr;
     // The payload scan converted the before-image's key columns by the Kafka key's fields.
     bool keys_eager = false;
   };
