@@ -150,12 +150,6 @@ class RuleRouter : public pipeline::Router {
     return s;
   }
 
-  bool settings_by_rule() override {
-    for (const auto& rule : cfg_.rules)
-      if (rule.row.any()) return true;
-    return false;
-  }
-
   std::vector<pipeline::Target> known_targets() override {
     std::vector<pipeline::Target> out;
     for (const auto& [src, t] : cfg_.explicit_map) out.push_back(t);

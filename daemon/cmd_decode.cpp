@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/decode/decode_cli.hpp"
+#include "core/pipeline/table_routing.hpp"
 #include "daemon/commands.hpp"
 
 namespace cdc2doris::daemon {
@@ -28,11 +29,14 @@ int cmd_decode(const Args& a) {
     }
     if (!cfg->delivery.dead_letter_topic.empty()) o.dead_letter_topic = cfg->delivery.dead_letter_topic;
     std::shared_ptr<pipeline::Router> router = config::make_router(*cfg);
-    // Kept alive by o.route's capture, like the decoder that uses it.
-    o.decoder = pipeline::with_target_table_options(std::move(o.decoder), *router);
-    o.route = [cfg, router](const decode::Change& c) -> std::string {
-      auto t = router->route(c);
-      return t ? t->name() : std::string("(excluded by routing)");
+    // Kept alive by o.decode's capture (the router reads cfg).
+    auto routing = std::make_shared<pipeline::TableRouting>(*router);
+    o.decode = [cfg, router, routing](decode::Decoder& d, const decode::KafkaRecord& rec, decode::Change& c,
+                                      std::string& target) -> std::optional<decode::DecodeError> {
+      const pipeline::RoutedTable* routed = nullptr;
+      auto e = pipeline::decode_routed(d, *routing, rec, c, routed);
+      target = routed == nullptr || routed->target == nullptr ? std::string("(excluded by routing)") : routed->target->name();
+      return e;
     };
     return std::nullopt;
   };

@@ -29,7 +29,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <tuple>
 #include <cstdio>
@@ -263,9 +265,19 @@ double run_baseline(const Corpus& c, workload::Format f, double seconds, size_t&
 
 // Returns wall seconds; `cpu_s` gets the thread's CPU seconds. With `avro`, records go through it first;
 // with `bridge_only`, only through it (the Avro-to-Connect-JSON share of the Avro path).
-double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seconds, size_t fixed_passes, size_t& passes,
-                   uint64_t& rows, decode::RowCheck* check, double& cpu_s, AvroPath* avro = nullptr,
-                   bool bridge_only = false) {
+// `context`: the table context of an identified change (what the pipeline's routing gives).
+using ContextOf = std::function<decode::TableContext(const decode::Change&)>;
+
+// identify, the change's context, convert: the pipeline's two steps.
+std::optional<decode::DecodeError> decode_with(decode::Decoder& d, const decode::KafkaRecord& k, decode::Change& change,
+                                               const ContextOf& context) {
+  if (auto e = d.identify(k, change)) return e;
+  return d.convert(context(change), change);
+}
+
+double run_decoder(const Corpus& c, const decode::DecoderOptions& o, const ContextOf& context, double seconds,
+                   size_t fixed_passes, size_t& passes, uint64_t& rows, decode::RowCheck* check, double& cpu_s,
+                   AvroPath* avro = nullptr, bool bridge_only = false) {
   decode::Decoder d(o);
   decode::Change change;
   std::string body;
@@ -286,7 +298,7 @@ double run_decoder(const Corpus& c, const decode::DecoderOptions& o, double seco
         sink += avro->to_json(k).value->size();
         continue;
       }
-      if (auto err = d.decode(avro != nullptr ? avro->to_json(k) : k, change)) {
+      if (auto err = decode_with(d, avro != nullptr ? avro->to_json(k) : k, change, context)) {
         std::fprintf(stderr, "decode error: %s\n", err->message().c_str());
         std::exit(1);
       }
@@ -425,8 +437,9 @@ int main(int argc, char** argv) {
     size_t dp = 0, bp = 0;
     uint64_t rows = 0;
     decode::DecoderOptions options = g.decoder_options();
-    if (!hints) options.schemaless_types = nullptr;
-    if (doris != nullptr) options.schemaless_types = [doris](std::string_view, std::string_view) { return doris; };
+    ContextOf context = [&g](const decode::Change& ch) { return g.table_context(ch); };
+    if (!hints) context = [](const decode::Change&) { return decode::TableContext{}; };
+    if (doris != nullptr) context = [doris](const decode::Change&) { return decode::TableContext{nullptr, doris}; };
     if (with_transforms) options.transforms = transforms;
     std::unique_ptr<decode::RowCheck> check;
     if (with_check) check = std::make_unique<decode::RowCheck>(limits);
@@ -442,8 +455,8 @@ int main(int argc, char** argv) {
         decode::KafkaRecord ka = kj;
         ka.key = avro_corpus.records[i].key;
         ka.value = avro_corpus.records[i].value;
-        auto ej = dj.decode(kj, cj);
-        auto ea = da.decode(avro_path->to_json(ka), ca);
+        auto ej = decode_with(dj, kj, cj, context);
+        auto ea = decode_with(da, avro_path->to_json(ka), ca, context);
         bool same = !ej && !ea && cj.rows.size() == ca.rows.size();
         // Equal as JSON values: the JSON path passes a string's escapes through as the record spelled them
         // ("\u0009"), the bridge writes its own ("\t").
@@ -461,7 +474,7 @@ int main(int argc, char** argv) {
       double bridge_cpu = 0;
       size_t bridge_passes = 0;
       uint64_t unused = 0;
-      run_decoder(avro_corpus, options, seconds, fixed_passes, bridge_passes, unused, nullptr, bridge_cpu,
+      run_decoder(avro_corpus, options, context, seconds, fixed_passes, bridge_passes, unused, nullptr, bridge_cpu,
                   avro_path.get(), true);
       char abuf[256];
       std::snprintf(abuf, sizeof abuf,
@@ -473,8 +486,8 @@ int main(int argc, char** argv) {
       avro_json = abuf;
     }
     double cpu = 0;
-    const double dt = run_decoder(with_avro ? avro_corpus : c, options, seconds, fixed_passes, dp, rows, check.get(),
-                                  cpu, avro_path.get());
+    const double dt = run_decoder(with_avro ? avro_corpus : c, options, context, seconds, fixed_passes, dp, rows,
+                                  check.get(), cpu, avro_path.get());
     if (fixed_passes > 0) {
       std::printf("%-22s %zu passes, %zu records each, %.3f s\n", name, dp, c.records.size(), dt);
       continue;

@@ -9,8 +9,8 @@
 // waker), never a copy. It joins the configured group, polls with the
 // daemon's poll timeout and batch size and stops after N records.
 //   without --decode: the records are thrown away (the consumer ceiling);
-//   with --decode:    each record goes through decode::Decoder built exactly
-//                     as the pipeline builds it (decoding options, the
+//   with --decode:    each record is decoded exactly as the pipeline decodes
+//                     it (pipeline::decode_routed: the decoding options, the
 //                     router's per-table settings, the Doris column types of
 //                     schemaless records read from the configured FE), and
 //                     the rows are thrown away (the decode-and-discard
@@ -34,6 +34,7 @@
 #include "core/kafka/source.hpp"
 #include "core/pipeline/column_types.hpp"
 #include "core/pipeline/router.hpp"
+#include "core/pipeline/table_routing.hpp"
 
 namespace {
 
@@ -64,12 +65,15 @@ int run(const std::string& config_path, uint64_t want, bool decode) {
   std::unique_ptr<pipeline::Router> router;
   std::unique_ptr<doris::DorisClient> doris;
   std::optional<decode::Decoder> decoder;
+  std::optional<pipeline::DorisColumnTypes> column_types;
+  std::optional<pipeline::TableRouting> routing;
   if (decode) {
     router = config::make_router(cfg);
     doris = doris::make_client(cfg.doris);
-    // As Pipeline::Impl builds its decoder (core/pipeline/pipeline_impl.hpp).
-    decoder.emplace(pipeline::with_doris_column_types(pipeline::with_target_table_options(cfg.decoding, *router),
-                                                      *router, *doris));
+    // As Pipeline::Impl decodes (core/pipeline/pipeline_impl.hpp, run_loop.cpp).
+    decoder.emplace(cfg.decoding);
+    column_types.emplace(*router, *doris);
+    routing.emplace(*router, &*column_types);
   }
   auto source = kafka::make_kafka_source(cfg.source_config());
   Listener listener;
@@ -77,6 +81,7 @@ int run(const std::string& config_path, uint64_t want, bool decode) {
   Counts n;
   decode::KafkaRecord rec;
   decode::Change change;
+  const pipeline::RoutedTable* routed = nullptr;
   std::optional<Clock::time_point> first;
   while (n.records < want) {
     auto polled = source->poll(cfg.delivery.poll_timeout, cfg.delivery.poll_max_messages);
@@ -96,7 +101,7 @@ int run(const std::string& config_path, uint64_t want, bool decode) {
       rec.offset = m.offset;
       rec.key = m.key;
       rec.value = m.value;
-      if (decoder->decode(rec, change)) {
+      if (pipeline::decode_routed(*decoder, *routing, rec, change, routed)) {
         ++n.decode_errors;
       } else if (change.kind == decode::Kind::Change) {
         ++n.changes;

@@ -168,9 +168,11 @@ const char* kUsage =
     "  --on-error fail|skip|dead_letter   policy (default fail: stop at the first bad record)\n"
     "  --dead-letter-topic NAME\n";
 
-std::string default_route(const Change& c) {
+std::optional<DecodeError> decode_unrouted(Decoder& d, const KafkaRecord& rec, Change& c, std::string& target) {
+  if (auto e = d.decode(rec, c)) return e;
   const std::string& ns = c.db.empty() ? c.schema : c.db;
-  return ns.empty() ? c.table : ns + "." + c.table;
+  target = ns.empty() ? c.table : ns + "." + c.table;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -278,7 +280,7 @@ int run_decode_command(const std::vector<std::string>& args, std::istream& in, s
       return 2;
     }
   }
-  if (!o.route) o.route = default_route;
+  if (!o.decode) o.decode = decode_unrouted;
 
   std::optional<Decoder> decoder;
   try {
@@ -288,6 +290,7 @@ int run_decode_command(const std::vector<std::string>& args, std::istream& in, s
     return 2;
   }
   Change change;
+  std::string target;
   FramedRecord frame;
   std::string line;
   int64_t line_no = 0;
@@ -315,7 +318,7 @@ int run_decode_command(const std::vector<std::string>& args, std::istream& in, s
       if (v != "null") rec.value = v;
     }
     out << rec.topic << "/" << rec.partition << "@" << rec.offset << " ";
-    auto e = decoder->decode(rec, change);
+    auto e = o.decode(*decoder, rec, change, target);
     if (e) {
       out << "ERROR " << e->message() << "\n";
       switch (o.policy) {
@@ -338,11 +341,11 @@ int run_decode_command(const std::vector<std::string>& args, std::istream& in, s
     }
     if (change.kind != Kind::Change) {
       out << "skip " << to_string(change.kind);
-      if (!change.table.empty() && (change.kind == Kind::Truncate)) out << " " << o.route(change);
+      if (!change.table.empty() && (change.kind == Kind::Truncate)) out << " " << target;
       out << "\n";
       continue;
     }
-    out << o.route(change) << " op=" << change.op << " rows=" << change.rows.size();
+    out << target << " op=" << change.op << " rows=" << change.rows.size();
     if (!change.key_columns.empty()) {
       out << " key=";
       for (size_t k = 0; k < change.key_columns.size(); ++k) out << (k ? "," : "") << change.key_columns[k];

@@ -25,8 +25,11 @@ struct DecodeCommandOptions {
   // Unframed input: every line is a record value on this topic with this key.
   std::string topic = "dbserver1.inventory.customers";
   std::optional<std::string> key;
-  // Target table of a change; default "{db}.{table}" (schema used when db is empty).
-  std::function<std::string(const Change&)> route;
+  // Decodes one record; `target` gets the name of a change's or truncate's
+  // target table. Default: Decoder::decode without a table context and
+  // "{db}.{table}" (schema when db is empty). `--config` wires the
+  // pipeline's own (identify, route once, convert with the target's settings).
+  std::function<std::optional<DecodeError>(Decoder&, const KafkaRecord&, Change&, std::string& target)> decode;
   // Wired by the daemon: applies `--config FILE` (the same YAML as `run`) to
   // these options; returns an error message on failure. Flags given on the
   // command line are applied after the config.

@@ -1,5 +1,7 @@
 // The decoder's API: names of kinds and error codes, errors, source
-// positions, construction, and decode() turning a Failure into a DecodeError.
+// positions, construction, and identify()/convert() turning a Failure into a
+// DecodeError.
+#include <cassert>
 #include <stdexcept>
 
 #include "core/decode/detail/decoder_impl.hpp"
@@ -177,43 +179,80 @@ Decoder::~Decoder() = default;
 const DecodeStats& Decoder::stats() const { return impl_->stats; }
 const DecoderOptions& Decoder::options() const { return impl_->opt; }
 
-std::optional<DecodeError> Decoder::decode(const KafkaRecord& record, Change& out) {
+bool Decoder::wants_column_types() const {
+  const Impl& d = *impl_;
+  return !d.id.schema && (d.id.pending == Impl::Pending::Change || d.id.pending == Impl::Pending::Flat);
+}
+
+std::optional<DecodeError> Decoder::identify(const KafkaRecord& record, Change& out) {
   Impl& d = *impl_;
   ++d.stats.records;
   if (record.value) d.stats.bytes += record.value->size();
+  return d.guarded(record, out, nullptr);
+}
+
+std::optional<DecodeError> Decoder::convert(const TableContext& context, Change& out) {
+  Impl& d = *impl_;
+  // Only right after identify() of a record (its parts and `record` pointer).
+  assert(d.record != nullptr);
+  if (d.record == nullptr) return std::nullopt;
+  return d.guarded(*d.record, out, &context);
+}
+
+std::optional<DecodeError> Decoder::decode(const KafkaRecord& record, Change& out, const TableContext& context) {
+  if (auto e = identify(record, out)) return e;
+  return convert(context, out);
+}
+
+// identify_record() (ctx nullptr) or convert_record(*ctx), its failure
+// turned into a DecodeError of `record`.
+std::optional<DecodeError> Decoder::Impl::guarded(const KafkaRecord& rec, Change& out, const TableContext* ctx) {
+  auto step = [&] {
+    if (ctx == nullptr) {
+      identify_record(rec, out);
+    } else if (id.pending != Pending::None) {
+      convert_record(*ctx, out);
+      note_decoded(rec, out);
+    }
+  };
   auto make = [&](DecodeErrorCode code, std::string p, std::string expected, std::string detail) {
-    ++d.stats.errors;
+    ++stats.errors;
+    id.pending = Pending::None;
     DecodeError e;
     e.code = code;
-    e.topic = std::string(record.topic);
-    e.partition = record.partition;
-    e.offset = record.offset;
+    e.topic = std::string(rec.topic);
+    e.partition = rec.partition;
+    e.offset = rec.offset;
     e.path = std::move(p);
     e.expected = std::move(expected);
     e.detail = std::move(detail);
     return e;
   };
-  // A record unwrapped by its known schema text that fails is decoded
-  // again through unwrap() (see Impl::known_wrapper).
-  auto again = [&d, &record, &out] {
-    if (!d.known_wrapper_used) return false;
-    d.known_wrapper_ok = false;
+  // A record unwrapped by its known schema text that fails is read again
+  // through unwrap() (see Impl::known_wrapper), and converted again if it
+  // failed while converting.
+  auto again = [&] {
+    if (!known_wrapper_used) return false;
+    known_wrapper_ok = false;
     struct Restore {
       bool& ok;
       ~Restore() { ok = true; }
-    } restore{d.known_wrapper_ok};
-    d.decode_record(record, out);
+    } restore{known_wrapper_ok};
+    identify_record(rec, out);
+    if (ctx != nullptr) {
+      convert_record(*ctx, out);
+      note_decoded(rec, out);
+    }
     return true;
   };
   try {
     try {
-      d.decode_record(record, out);
+      step();
     } catch (const Failure&) {
       if (!again()) throw;
     } catch (const simdjson::simdjson_error&) {
       if (!again()) throw;
     }
-    d.note_decoded(record, out);
     return std::nullopt;
   } catch (const Failure& f) {
     return make(f.code, f.path, f.expected, f.detail);
@@ -225,20 +264,20 @@ std::optional<DecodeError> Decoder::decode(const KafkaRecord& record, Change& ou
       expected = "valid UTF-8";
     } else if (e.error() == simdjson::DEPTH_ERROR) {
       code = DecodeErrorCode::TooDeep;
-      expected = "nesting of at most " + std::to_string(d.opt.max_depth) + " levels";
+      expected = "nesting of at most " + std::to_string(opt.max_depth) + " levels";
     } else if (e.error() == simdjson::INCORRECT_TYPE) {
       code = DecodeErrorCode::TypeMismatch;
       expected = "a value of another JSON type";
     }
     std::string detail = e.what();
     // Where in the value the parser stopped, when it was reading the payload.
-    if (d.payload_live && record.value) {
+    if (payload_live && rec.value) {
       const char* at = nullptr;
-      if (d.payload_doc.current_location().get(at) == simdjson::SUCCESS && at >= d.buf.data() &&
-          at < d.buf.data() + d.buf.size())
-        detail += " (at byte " + std::to_string(at - d.buf.data() + d.buf_offset) + " of the value)";
+      if (payload_doc.current_location().get(at) == simdjson::SUCCESS && at >= buf.data() &&
+          at < buf.data() + buf.size())
+        detail += " (at byte " + std::to_string(at - buf.data() + buf_offset) + " of the value)";
     }
-    return make(code, d.current_path(), expected, std::move(detail));
+    return make(code, current_path(), expected, std::move(detail));
   }
 }
 

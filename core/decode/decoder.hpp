@@ -2,8 +2,13 @@
 // Debezium (Kafka Connect JsonConverter) record -> Doris Stream Load JSON rows.
 //
 // One Decoder per consumer thread: it owns a simdjson parser, a schema cache
-// and reusable buffers, so it is NOT thread-safe; decode() is allocation-free
+// and reusable buffers, so it is NOT thread-safe; decoding is allocation-free
 // once the buffers of `out` have grown to the working set.
+//
+// Two steps: identify() reads what the record is (kind, source table, op,
+// position, key, DDL, row schema); the caller routes it to its target table
+// and convert() writes its rows with that table's context (TableContext).
+// decode() is both with one context for every record.
 //
 // Output contract (docs/decoding.md has the full type table):
 //  - Row::json is one compact JSON object without newline; the pipeline
@@ -15,7 +20,6 @@
 //    columns) and must be loaded as a partial-column update
 //    (`partial_columns: true` + `columns: <these>`), one column set per load.
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -144,10 +148,10 @@ struct Change {
   std::string ddl;  // schema-change records: the DDL text when present
   // The row's Connect schema (the after-image struct, the row itself when
   // flattened) when the record carried one; nullptr for schemaless records.
-  // Owned by the decoder's schema cache: valid until the next decode(); a
+  // Owned by the decoder's schema cache: valid until the next identify(); a
   // new schema text gives a new node (DecodeStats::schema_cache_misses moves).
   const SchemaNode* row_schema = nullptr;
-  // A schemaless record typed by its Doris table (schemaless_types) had a
+  // A schemaless record typed by its Doris table (TableContext::column_types) had a
   // JSON key the table has no column for (the row carries it as it came).
   bool unknown_columns = false;
 };
@@ -220,6 +224,22 @@ struct TableOptions {
   std::optional<ColumnTransforms> transforms;  // nullopt: DecoderOptions::transforms
 };
 
+// What the record's target table tells the conversion of its values. The
+// pipeline routes an identified record once and looks these up by target
+// (core/pipeline/table_routing.hpp); the decoder neither routes nor reads
+// Doris. nullptr = none (DecoderOptions' own settings; schemaless values as
+// they arrive).
+struct TableContext {
+  const TableOptions* options = nullptr;  // valid until convert() returns
+  // Schemaless records (schemas.enable=false lose the types): a Connect
+  // struct schema for the row, found by source column name
+  // (core/decode/doris_types.hpp builds it from the Doris table). The
+  // decoder converts a topic's next record with it while scanning, before
+  // that record's context is known (a prediction, checked by address): it
+  // must stay valid as long as the Decoder, and the same types keep one address.
+  const SchemaNode* column_types = nullptr;
+};
+
 struct DecoderOptions {
   Envelope envelope = Envelope::Auto;
   // false: ignore the {"schema"} part and decode the payload as schemaless
@@ -246,19 +266,6 @@ struct DecoderOptions {
   ColumnTransforms transforms;
   // Key columns when the Kafka key is null or not the PK ("db.table" -> names).
   std::map<std::string, std::vector<std::string>> key_columns;
-  // Per-table settings looked up by the record's source identity (db, schema,
-  // table), ahead of key_columns / extra_columns_per_table. The daemon keys
-  // them by TARGET table (routing.tables.<target>), so its hook routes the
-  // record first (pipeline::with_target_table_options). Called once per
-  // source table change, not per record; the result must outlive the
-  // Decoder; nullptr = no settings.
-  std::function<const TableOptions*(const Change&)> table_options;
-  // Column types for schemaless records (schemas.enable=false loses them):
-  // a Connect struct schema for the row of db.table, or nullptr.
-  std::function<const SchemaNode*(std::string_view db, std::string_view table)> schemaless_types;
-  // Called for schema-change and truncate records (value = raw record value).
-  std::function<void(const Change&, std::string_view value)> on_schema_change;
-  std::function<void(const Change&)> on_truncate;
 };
 
 class Decoder {
@@ -269,9 +276,23 @@ class Decoder {
   Decoder(const Decoder&) = delete;
   Decoder& operator=(const Decoder&) = delete;
 
-  // Decodes one record into `out` (buffers reused). On success out.kind says
-  // what it was; only Kind::Change has rows. On error `out` is unspecified.
-  std::optional<DecodeError> decode(const KafkaRecord& record, Change& out);
+  // Reads what `record` is into `out` (buffers reused): kind, db/schema/table,
+  // op, position, ddl, row_schema; no rows yet. The record's bytes, parsed
+  // once, stay with the decoder for convert(): `record` (and what it views)
+  // must stay alive until then. On error `out` is unspecified and there is
+  // nothing to convert.
+  std::optional<DecodeError> identify(const KafkaRecord& record, Change& out);
+  // Whether the record identified last converts values without a Connect
+  // schema: TableContext::column_types would type them (a schemaless change;
+  // not a tombstone, which carries only its key).
+  bool wants_column_types() const;
+  // Writes the rows (and key_columns) of the record identified last, with
+  // its target's context. Only right after a successful identify() of the
+  // record, with the same `out`, once. On success out.kind says what the
+  // record was; only Kind::Change has rows. On error `out` is unspecified.
+  std::optional<DecodeError> convert(const TableContext& context, Change& out);
+  // identify() + convert(context): for callers that route nothing.
+  std::optional<DecodeError> decode(const KafkaRecord& record, Change& out, const TableContext& context = {});
 
   const DecodeStats& stats() const;
   const DecoderOptions& options() const;

@@ -3,7 +3,7 @@
 // logical types: a decimal is base64 bytes without its scale, a timestamp an
 // integer without its unit. Their Doris target table still knows the column
 // types, so the row schema is built from it (docs/decoding.md has the rule
-// table) and used as DecoderOptions::schemaless_types.
+// table) and given to Decoder::convert as TableContext::column_types.
 #include <map>
 #include <optional>
 #include <string>

@@ -1,5 +1,6 @@
 // The record: the {schema, payload} wrapper, the payload scan, the source
-// block, and decode_record() tying them together.
+// block; identify_record() tying them together and convert_record() writing
+// the rows with the target's context.
 #include "core/decode/detail/decoder_impl.hpp"
 
 namespace cdc2doris::decode {
@@ -295,17 +296,22 @@ bool Decoder::Impl::is_key_column_path(std::string_view path_text, std::string_v
   return std::find(c.key_columns.begin(), c.key_columns.end(), column) != c.key_columns.end();
 }
 
-void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
+void Decoder::Impl::identify_record(const KafkaRecord& rec, Change& c) {
   payload_live = false;
   buf_offset = 0;
   known_wrapper_used = false;
   table_opts = nullptr;
+  id.pending = Pending::None;
+  id.schema.reset();
+  id.predicted = false;
+  id.keys_eager = false;
   c.kind = Kind::Change;
   c.db.clear();
   c.schema.clear();
   c.table.clear();
   c.op = 0;
   c.ddl.clear();
+  c.key_columns.clear();
   c.primary_key_changed = false;
   c.deletes_ignored = 0;
   c.rows_filtered = 0;
@@ -325,10 +331,10 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
     ++stats.heartbeats;
     return;
   }
-  std::optional<Failure> key_failure = parse_key(rec);
+  id.key_failure = parse_key(rec);
 
   if (!rec.value) {
-    decode_tombstone(rec, c, key_failure, flattened);
+    identify_tombstone(rec, c, flattened);
     return;
   }
   if (rec.value->size() > opt.max_record_bytes) {
@@ -339,8 +345,9 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   }
   path_root = "value";  // parse_key() left "key" there
   path.clear();
-  Frame fr;
-  std::shared_ptr<const CompiledValue> schema;
+  Frame& fr = id.fr;
+  fr = Frame{};
+  std::shared_ptr<const CompiledValue>& schema = id.schema;
   if (known_wrapper_ok && opt.recognise_repeated_schemas && opt.envelope != Envelope::Plain && opt.use_schema)
     schema = known_wrapper(value_schemas, rec.topic, *rec.value, buf, fr, buf_offset);
   known_wrapper_used = schema != nullptr;
@@ -355,50 +362,60 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
     }
   }
   if (fr.wrapper && trim_token(fr.payload.view()) == "null") {
-    decode_tombstone(rec, c, key_failure, flattened);
+    identify_tombstone(rec, c, flattened);
     return;
   }
   const std::string_view root = fr.wrapper ? "value.payload" : "value";
+  id.root = root;
   const bool as_flat = flattened && (!schema || schema->flat);
   if (schema) c.row_schema = as_flat ? &schema->root : schema->after != nullptr ? schema->after : schema->before;
-  // A per-table type hint depends on the source db/table, which follows the
-  // images in the record: predict it from the topic's previous record and
-  // convert again below if the prediction was wrong.
-  const bool hinted = schema == nullptr && static_cast<bool>(opt.schemaless_types);
-  auto hint_it = hinted ? hint_by_topic_.find(rec.topic) : hint_by_topic_.end();
-  const bool predicted = hint_it != hint_by_topic_.end();
-  const SchemaNode* predicted_hint = predicted ? hint_it->second : nullptr;
-  EagerImages eager;
-  const bool convert_eagerly = !as_flat && (!hinted || predicted);
-  if (convert_eagerly) {
-    eager.before = schema ? schema->before : predicted_hint;
-    eager.after = schema ? schema->after : predicted_hint;
-    if (opt.key_columns.empty() && !opt.table_options) eager.key_columns = &key_names;
+  // The column types of a schemaless record depend on its target table,
+  // which follows the images in the record (the source block) and which the
+  // caller routes after this: predict them from the topic's previous record
+  // (none, as long as no context gave any) and convert again in
+  // convert_change() if the prediction was wrong.
+  id.hint_slot = nullptr;
+  if (schema == nullptr && typed_contexts_) {
+    if (auto it = hint_by_topic_.find(rec.topic); it != hint_by_topic_.end()) id.hint_slot = &it->second;
   }
-  // A decoding error may come from a predicted hint that does not fit this
-  // record's table: the verdict must come from its own hint, so scan again
-  // without it (anything else, e.g. bad_alloc, is not the record's fault).
-  auto scan_unpredicted = [&] { return scan_payload(fr.payload, buf, c, as_flat, root, nullptr); };
-  PayloadInfo pi;
+  id.predicted = schema == nullptr && (!typed_contexts_ || id.hint_slot != nullptr);
+  id.predicted_hint = id.hint_slot != nullptr ? *id.hint_slot : nullptr;
+  EagerImages eager;
+  const bool convert_eagerly = !as_flat && (schema != nullptr || id.predicted);
+  if (convert_eagerly) {
+    eager.before = schema ? schema->before : id.predicted_hint;
+    eager.after = schema ? schema->after : id.predicted_hint;
+    // The key columns too are the target's (TableOptions::key_columns):
+    // predicted from the previous record converted.
+    id.keys_eager = opt.key_columns.empty() && keys_from_kafka_key_;
+    if (id.keys_eager) eager.key_columns = &key_names;
+  }
+  // A decoding error may come from a prediction that does not fit this
+  // record's table: the verdict must come from its own context, so scan
+  // again without it (anything else, e.g. bad_alloc, is not the record's fault).
+  const bool guessed = convert_eagerly && (id.predicted || id.keys_eager);
+  auto scan_unpredicted = [&] {
+    id.predicted = id.keys_eager = false;
+    before_b.clear();
+    after_b.clear();
+    return scan_payload(fr.payload, buf, c, as_flat, root, nullptr);
+  };
+  PayloadInfo& pi = id.pi;
   try {
     pi = scan_payload(fr.payload, buf, c, as_flat, root, convert_eagerly ? &eager : nullptr);
   } catch (const Failure&) {
-    if (!predicted) throw;
+    if (!guessed) throw;
     pi = scan_unpredicted();
   } catch (const simdjson::simdjson_error&) {
-    if (!predicted) throw;
+    if (!guessed) throw;
     pi = scan_unpredicted();
   }
 
   if (as_flat) {
     identity_from_topic(rec.topic, c);
-    resolve_key_columns(c);
-    const bool is_delete = (pi.deleted && *pi.deleted) || pi.op == 'd';
-    c.op = pi.op != 0 ? pi.op : (is_delete ? 'd' : 'u');
-    const SchemaNode* row_schema = schema ? &schema->root : hint_for(c);
-    convert_image({}, row_schema, after_b, root, opt.flattened.metadata_prefix);
-    emit_row(c, after_b, is_delete, after_b.toast && !is_delete);
-    ++stats.changes;
+    id.is_delete = (pi.deleted && *pi.deleted) || pi.op == 'd';
+    c.op = pi.op != 0 ? pi.op : (id.is_delete ? 'd' : 'u');
+    id.pending = Pending::Flat;
     return;
   }
 
@@ -407,7 +424,6 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
     if (pi.has_ddl) {
       c.kind = Kind::SchemaChange;
       ++stats.schema_changes;
-      if (opt.on_schema_change) opt.on_schema_change(c, *rec.value);
       return;
     }
     if (pi.has_status && !pi.has_before && !pi.has_after) {
@@ -437,26 +453,65 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
   }
   identity_from_topic(rec.topic, c);
   remember_identity(rec.topic, c);
-  resolve_key_columns(c);
   if (c.op == 't') {
     c.kind = Kind::Truncate;
     ++stats.truncates;
-    if (opt.on_truncate) opt.on_truncate(c);
+    id.pending = Pending::Keys;
     return;
   }
   if (c.op == 'm') {
     c.kind = Kind::Message;
     ++stats.messages;
+    id.pending = Pending::Keys;
     return;
   }
-  const SchemaNode* hint = hinted ? hint_for(c) : nullptr;
-  if (hinted) {
-    if (predicted && hint != predicted_hint) pi.after_done = pi.before_keys_done = false;
-    if (predicted) {
-      hint_it->second = hint;
-    } else {
+  id.pending = Pending::Change;
+}
+
+void Decoder::Impl::convert_record(const TableContext& ctx, Change& c) {
+  const Pending pending = id.pending;
+  id.pending = Pending::None;  // once
+  if (pending == Pending::None) return;
+  table_opts = ctx.options;
+  const bool from_key = resolve_key_columns(c);
+  switch (pending) {
+    case Pending::None:
+    case Pending::Keys: return;
+    case Pending::Tombstone:
+      delete_from_key(c, id.key_failure);
+      ++stats.changes;
+      return;
+    case Pending::Flat: {
+      const SchemaNode* row_schema = id.schema ? &id.schema->root : ctx.column_types;
+      convert_image({}, row_schema, after_b, id.root, opt.flattened.metadata_prefix);
+      emit_row(c, after_b, id.is_delete, after_b.toast && !id.is_delete);
+      ++stats.changes;
+      return;
+    }
+    case Pending::Change:
+      keys_from_kafka_key_ = from_key;
+      // The before-image's key columns converted while scanning were the
+      // Kafka key's fields: other key columns convert again below.
+      if (id.keys_eager && !from_key) id.pi.before_keys_done = false;
+      convert_change(ctx, c);
+      return;
+  }
+}
+
+void Decoder::Impl::convert_change(const TableContext& ctx, Change& c) {
+  const std::shared_ptr<const CompiledValue>& schema = id.schema;
+  PayloadInfo& pi = id.pi;
+  const Frame& fr = id.fr;
+  const std::string_view root = id.root;
+  const SchemaNode* hint = schema ? nullptr : ctx.column_types;
+  if (!schema) {
+    if (id.predicted && hint != id.predicted_hint) pi.after_done = pi.before_keys_done = false;
+    typed_contexts_ = typed_contexts_ || hint != nullptr;
+    if (id.hint_slot != nullptr) {
+      *id.hint_slot = hint;
+    } else if (typed_contexts_) {
       if (hint_by_topic_.size() >= 4096) hint_by_topic_.clear();  // bounded, like the schema caches
-      hint_by_topic_.emplace(std::string(rec.topic), hint);
+      hint_by_topic_.emplace(std::string(record->topic), hint);
     }
   }
   const SchemaNode* before_schema = schema ? schema->before : hint;
@@ -492,7 +547,7 @@ void Decoder::Impl::decode_record(const KafkaRecord& rec, Change& c) {
       path_root = before_root;
       fail(DecodeErrorCode::TypeMismatch, "an object or null", type_name(pi.before_type));
     }
-    delete_from_key(c, key_failure);
+    delete_from_key(c, id.key_failure);
     ++stats.changes;
     return;
   }

@@ -438,23 +438,11 @@ void Decoder::Impl::identity_from_topic(std::string_view topic, Change& c) {
   if (c.schema.empty() && n >= 4) c.schema.assign(parts[2]);
 }
 
-void Decoder::Impl::resolve_key_columns(Change& c) {
+bool Decoder::Impl::resolve_key_columns(Change& c) {
   c.key_columns.clear();
-  if (opt.table_options) {
-    // Asked once per source table, not per record: the answer only depends
-    // on the identity (and the hook may route, which is not free).
-    if (!table_opts_valid || c.db != table_opts_db || c.schema != table_opts_schema || c.table != table_opts_table) {
-      table_opts_last = opt.table_options(c);
-      table_opts_db.assign(c.db);
-      table_opts_schema.assign(c.schema);
-      table_opts_table.assign(c.table);
-      table_opts_valid = true;
-    }
-    table_opts = table_opts_last;
-    if (table_opts != nullptr && !table_opts->key_columns.empty()) {
-      c.key_columns = table_opts->key_columns;
-      return;
-    }
+  if (table_opts != nullptr && !table_opts->key_columns.empty()) {
+    c.key_columns = table_opts->key_columns;
+    return false;
   }
   if (!opt.key_columns.empty()) {
     scratch2.assign(c.db);
@@ -463,10 +451,11 @@ void Decoder::Impl::resolve_key_columns(Change& c) {
     auto it = opt.key_columns.find(scratch2);
     if (it != opt.key_columns.end()) {
       c.key_columns = it->second;
-      return;
+      return false;
     }
   }
   for (const auto& n : key_names) c.key_columns.push_back(n);
+  return true;
 }
 
 // Before-key != after-key? Only decidable when both images carry every key column.
@@ -510,8 +499,7 @@ void Decoder::Impl::remember_identity(std::string_view topic, const Change& c) {
   last_identity_topic_.assign(topic);
 }
 
-void Decoder::Impl::decode_tombstone(const KafkaRecord& rec, Change& c, const std::optional<Failure>& key_failure,
-                                     bool flattened) {
+void Decoder::Impl::identify_tombstone(const KafkaRecord& rec, Change& c, bool flattened) {
   // Debezium writes a tombstone after each delete so that compaction can
   // drop the key; once it has, the tombstone is all a reader from the start
   // sees of the delete. Its table is that of the topic's changes (their
@@ -538,15 +526,8 @@ void Decoder::Impl::decode_tombstone(const KafkaRecord& rec, Change& c, const st
     ++stats.tombstones;
     return;
   }
-  resolve_key_columns(c);
   c.op = 'd';
-  delete_from_key(c, key_failure);
-  ++stats.changes;
-}
-
-const SchemaNode* Decoder::Impl::hint_for(const Change& c) const {
-  if (!opt.schemaless_types) return nullptr;
-  return opt.schemaless_types(c.db, c.table);
+  id.pending = Pending::Tombstone;  // convert_record() deletes the key
 }
 
 }  // namespace cdc2doris::decode

@@ -47,71 +47,41 @@ std::optional<doris::DorisError> datetime_scales(doris::DorisClient& doris, cons
 }
 }  // namespace
 
-decode::DecoderOptions with_doris_column_types(decode::DecoderOptions o, Router& router, doris::DorisClient& doris,
-                                               std::function<void(const Target&)>* forget) {
-  if (o.schemaless_types) return o;
-  struct State {
-    std::map<Target, std::unique_ptr<decode::SchemaNode>> by_target;  // nullptr: no types
-    std::vector<std::unique_ptr<decode::SchemaNode>> retired;  // forgotten, still referenced by the decoder
-    decode::Change probe;  // routing input: only the identity is read
-    const decode::SchemaNode* last = nullptr;  // answer for probe's db/table (asked per record)
-    bool have_last = false;
-  };
-  auto st = std::make_shared<State>();
-  if (forget != nullptr)
-    *forget = [st](const Target& t) {
-      auto it = st->by_target.find(t);
-      if (it == st->by_target.end()) return;
-      if (it->second) st->retired.push_back(std::move(it->second));
-      st->by_target.erase(it);
-      st->have_last = false;
-    };
-  o.schemaless_types = [&router, &doris, st](std::string_view db, std::string_view table) -> const decode::SchemaNode* {
-    if (st->have_last && st->probe.db == db && st->probe.table == table) return st->last;
-    st->probe.db.assign(db);
-    st->probe.table.assign(table);
-    st->have_last = false;
-    const auto target = router.route(st->probe);
-    if (!target) {
-      st->last = nullptr;
-      st->have_last = true;
-      return nullptr;
+std::optional<const decode::SchemaNode*> DorisColumnTypes::types(const Target& target) {
+  if (auto it = by_target_.find(target); it != by_target_.end()) return it->second.get();
+  std::unique_ptr<decode::SchemaNode> node;
+  auto schema = doris_.schema(target.db, target.table);
+  std::optional<doris::DorisError> failed;
+  if (const auto* s = std::get_if<doris::TableSchema>(&schema)) {
+    std::vector<decode::DorisColumn> cols;
+    for (const auto& c : s->columns) cols.push_back({c.name, c.type, c.precision, c.scale});
+    failed = datetime_scales(doris_, target, cols);
+    const TableSettings settings = router_.settings(target);
+    if (!failed) {
+      node = std::make_unique<decode::SchemaNode>(decode::schema_from_doris(cols, settings.epoch_units, settings.decimal_scales));
+      // The decoder looks a value's type up by its source column name.
+      if (settings.transforms)
+        for (auto& f : node->fields) f.field = settings.transforms->source_name(f.field);
     }
-    auto it = st->by_target.find(*target);
-    if (it == st->by_target.end()) {
-      std::unique_ptr<decode::SchemaNode> node;
-      auto schema = doris.schema(target->db, target->table);
-      std::optional<doris::DorisError> failed;
-      if (const auto* s = std::get_if<doris::TableSchema>(&schema)) {
-        std::vector<decode::DorisColumn> cols;
-        for (const auto& c : s->columns) cols.push_back({c.name, c.type, c.precision, c.scale});
-        failed = datetime_scales(doris, *target, cols);
-        const TableSettings settings = router.settings(*target);
-        if (!failed)
-        {
-          node = std::make_unique<decode::SchemaNode>(decode::schema_from_doris(cols, settings.epoch_units, settings.decimal_scales));
-          // The decoder looks a value's type up by its source column name.
-          if (settings.transforms)
-            for (auto& f : node->fields) f.field = settings.transforms->source_name(f.field);
-        }
-      } else {
-        failed = std::get<doris::DorisError>(schema);
-      }
-      if (failed) {
-        const auto& err = *failed;
-        spdlog::warn("schemaless records for {}: no column types ({}); values are loaded as they arrive",
-                     target->name(), err.what());
-        // A transient failure is asked again (its loads fail too and are
-        // re-read); only a final answer (no such table) is remembered.
-        if (err.disposition() == Disposition::Retry) return nullptr;
-      }
-      it = st->by_target.emplace(*target, std::move(node)).first;
-    }
-    st->last = it->second.get();
-    st->have_last = true;
-    return st->last;
-  };
-  return o;
+  } else {
+    failed = std::get<doris::DorisError>(schema);
+  }
+  if (failed) {
+    const auto& err = *failed;
+    spdlog::warn("schemaless records for {}: no column types ({}); values are loaded as they arrive", target.name(),
+                 err.what());
+    // A transient failure is asked again (its loads fail too and are
+    // re-read); only a final answer (no such table) is remembered.
+    if (err.disposition() == Disposition::Retry) return std::nullopt;
+  }
+  return by_target_.emplace(target, std::move(node)).first->second.get();
+}
+
+void DorisColumnTypes::forget(const Target& target) {
+  auto it = by_target_.find(target);
+  if (it == by_target_.end()) return;
+  if (it->second) retired_.push_back(std::move(it->second));
+  by_target_.erase(it);
 }
 
 }  // namespace cdc2doris::pipeline

@@ -32,6 +32,8 @@ class AvroRecords;
 
 namespace cdc2doris::pipeline {
 
+class ColumnTypes;  // column_types.hpp
+
 enum class BadRecordPolicy { Fail, Skip, DeadLetter };
 const char* to_string(BadRecordPolicy p);
 
@@ -115,6 +117,9 @@ struct Dependencies {
   kafka::DeadLetterQueue* dead_letters = nullptr;  // required for BadRecordPolicy::DeadLetter
   // decoding.format avro/auto, topic_formats: records go through it (Avro -> Connect JSON) before the decoder.
   avro::AvroRecords* avro = nullptr;
+  // The column types of schemaless records; nullptr: the target tables' own
+  // (DorisColumnTypes on `doris`).
+  ColumnTypes* column_types = nullptr;
 };
 
 struct RunResult {

@@ -20,6 +20,7 @@
 #include "core/pipeline/epoch_machine.hpp"
 #include "core/pipeline/column_types.hpp"
 #include "core/pipeline/table_ddl.hpp"
+#include "core/pipeline/table_routing.hpp"
 #include "core/pipeline/pipeline.hpp"
 #include "state/group_meta.hpp"
 
@@ -162,8 +163,9 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   Impl(PipelineConfig config, decode::DecoderOptions decoder_options, Dependencies deps)
       : cfg_(std::move(config)),
         deps_(deps),
-        decoder_(with_doris_column_types(with_target_table_options(std::move(decoder_options), deps.router),
-                                         deps.router, deps.doris, &forget_column_types_)),
+        decoder_(std::move(decoder_options)),
+        column_types_(deps.router, deps.doris),
+        routing_(deps.router, deps.column_types != nullptr ? deps.column_types : &column_types_),
         log_(spdlog::default_logger()->clone("pipeline")),
         backoff_{cfg_.backoff_base, cfg_.backoff_cap} {
     if (cfg_.bad_record_policy == BadRecordPolicy::DeadLetter &&
@@ -239,10 +241,12 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   static bool same_partition(const kafka::Message& a, std::string_view topic, int32_t partition) {
     return a.partition == partition && ((a.topic.data() == topic.data() && a.topic.size() == topic.size()) || a.topic == topic);
   }
-  void handle_change(const kafka::Message& msg);
+  // A decoded change of routed_'s target.
+  void handle_change(const kafka::Message& msg, const Target& target);
   // record_ viewing msg, for decoder_.
   decode::KafkaRecord& fill_record(const kafka::Message& msg);
-  // decoder_.decode(msg), through deps_.avro first when records are Avro.
+  // msg into change_ (through deps_.avro first when records are Avro):
+  // identified, routed once (routed_), converted with its target's context.
   // `failed`: the schema registry failed and fail() ran (the partitions are
   // rewound or the pipeline stops); the record was not decoded.
   std::optional<decode::DecodeError> decode_record(const kafka::Message& msg, bool& failed);
@@ -379,7 +383,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // Recovery, first: schema versions and the truncates applied, from the DDL records.
   void load_ddl_state();
   // --- source TRUNCATE (truncate.cpp, docs/schema-evolution.md "TRUNCATE")
-  void handle_truncate(const kafka::Message& msg);
+  void handle_truncate(const kafka::Message& msg, const Target& t);
   std::optional<TruncatePolicy> truncate_policy(const Target& t, TableDdl& td);
   // A truncate of t is applied (its record is DONE): td and the row filter learn it.
   void note_truncate(const Target& t, TableDdl& td, const state::DdlRecord& rec);
@@ -414,12 +418,14 @@ class Pipeline::Impl : public kafka::RebalanceListener {
 
   PipelineConfig cfg_;
   Dependencies deps_;
-  // Set while decoder_ is built (with_doris_column_types): declared before it.
-  std::function<void(const Target&)> forget_column_types_;
   decode::Decoder decoder_;
+  DorisColumnTypes column_types_;
+  TableRouting routing_;
   decode::Change change_;
+  // change_'s target and context (decode_record); nullptr: not routed.
+  const RoutedTable* routed_ = nullptr;
   // Moves when a DDL the pipeline ran changed a table's columns, which type
-  // schemaless records (with_doris_column_types).
+  // schemaless records (DorisColumnTypes).
   uint64_t column_types_version_ = 0;
   std::shared_ptr<spdlog::logger> log_;
   doris::Backoff backoff_;

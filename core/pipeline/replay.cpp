@@ -80,19 +80,19 @@ void Pipeline::Impl::process_replay(const kafka::Message& msg) {
   // now was already handled by the policy then: skip it the same way.
   bool failed = false;
   if (decode_record(msg, failed) || failed || change_.kind != decode::Kind::Change) return;
-  auto target = deps_.router.route(change_);
-  if (!target || !replay_->tables.count(*target)) return;
+  if (routed_ == nullptr || routed_->target == nullptr || !replay_->tables.count(*routed_->target)) return;
+  const Target& target = *routed_->target;
   // As when the epoch was first read (a replayed epoch follows every
   // truncate applied: a truncate runs only once no epoch is committing).
-  if (!truncate_filters_.empty() && truncated_before(*target, msg)) return;
-  if (const auto* renames = replay_renames(*target)) rename_row_columns(*renames);
-  if (cfg_.check_rows && !rows_fit_quietly(*target)) return;  // a bad record when first read
+  if (!truncate_filters_.empty() && truncated_before(target, msg)) return;
+  if (const auto* renames = replay_renames(target)) rename_row_columns(*renames);
+  if (cfg_.check_rows && !rows_fit_quietly(target)) return;  // a bad record when first read
   const uint64_t generation = rewind_generation_;
   for (const auto& row : change_.rows) {
-    const KeyOnly k = key_only_delete(*target, row);  // as when first read
+    const KeyOnly k = key_only_delete(target, row);  // as when first read
     if (k == KeyOnly::Failed) return;
     if (k == KeyOnly::Skip) continue;
-    OpenLoad* load = load_for(replay_->loads, *target, row, replay_->record.epoch, /*may_end_epoch=*/false);
+    OpenLoad* load = load_for(replay_->loads, target, row, replay_->record.epoch, /*may_end_epoch=*/false);
     if (load == nullptr || rewind_generation_ != generation) return;  // the attempt failed and restarts
     append_row(*load, row, msg);
     if (rewind_generation_ != generation) return;

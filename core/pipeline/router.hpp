@@ -1,8 +1,8 @@
 #pragma once
-// Routing: which Doris table a decoded change goes to, and how that table is
-// loaded. The pipeline only sees this interface; config/ builds the rule-based
-// router from YAML (issue 7). ExplicitRouter is the built-in default: an
-// explicit "src_db.src_table" -> "db.table" map, else `{source_db}.{source_table}`.
+// Routing: which Doris table an identified change goes to, and how that table
+// is loaded. The pipeline only sees this interface (through TableRouting,
+// table_routing.hpp, which asks it once per source table); config/ builds the
+// rule-based router from YAML (issue 7).
 #include <compare>
 #include <map>
 #include <optional>
@@ -36,7 +36,7 @@ struct TableSettings {
   // source order), so Doris orders a key's rows by it whatever the load order.
   bool sequence_from_source_position = false;
   std::map<std::string, std::string> headers;  // extra Stream Load headers
-  // For the decoder (see with_target_table_options).
+  // For the decoder (decode::TableOptions, see table_routing.hpp).
   std::vector<std::string> key_columns;                 // empty: the Kafka key's fields
   std::optional<decode::ExtraColumns> extra_columns;    // nullopt: decoding.extra_columns
   std::map<std::string, decode::EpochUnit> epoch_units; // schemaless DATETIME columns (column_types.hpp)
@@ -62,38 +62,13 @@ class Router {
  public:
   virtual ~Router() = default;
   // nullopt: the change is excluded by the rules (counted, not loaded).
+  // Depends only on the change's db, schema and table (TableRouting
+  // remembers the answer for a run of records of one source table).
   virtual std::optional<Target> route(const decode::Change& change) = 0;
   virtual TableSettings settings(const Target& target) = 0;
   // Tables the rules name explicitly; recovery probes them for lingering txns
   // even before any row for them was seen.
   virtual std::vector<Target> known_targets() = 0;
-  // Whether a table known_targets() does not list may have decoder settings
-  // (a routing rule's delete mode or transforms): the decoder then asks for
-  // every record's target.
-  virtual bool settings_by_rule() { return false; }
 };
-
-class ExplicitRouter : public Router {
- public:
-  // "src_db.src_table" (or "src_db.src_schema.src_table") -> target.
-  explicit ExplicitRouter(std::map<std::string, Target> map = {},
-                          std::map<Target, TableSettings> settings = {});
-  std::optional<Target> route(const decode::Change& change) override;
-  TableSettings settings(const Target& target) override;
-  std::vector<Target> known_targets() override;
-
- private:
-  std::map<std::string, Target> map_;
-  std::map<Target, TableSettings> settings_;
-};
-
-// Per-table decoding settings (key columns, extra columns) are configured by
-// TARGET table, while the decoder knows the record's source: this installs a
-// DecoderOptions::table_options hook that routes the record first and
-// answers with settings(target). `router` must outlive the decoder. When no
-// known target has such settings, `o` is returned unchanged, which keeps the
-// decoder's fast path (it converts the before-image's key columns while
-// scanning only when no per-table key columns can apply).
-decode::DecoderOptions with_target_table_options(decode::DecoderOptions o, Router& router);
 
 }  // namespace cdc2doris::pipeline

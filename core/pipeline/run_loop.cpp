@@ -1,4 +1,4 @@
-// The main loop: poll, decode, route; and the bounded shutdown.
+// The main loop: poll, decode (identify, route, convert); and the bounded shutdown.
 #include "core/avro/avro_records.hpp"
 #include "core/common/crash_point.hpp"
 #include "core/pipeline/pipeline_impl.hpp"
@@ -256,10 +256,13 @@ void Pipeline::Impl::process(const kafka::Message& msg) {
   if (failed) return;  // not read: the registry failed (rewound, or stopping)
   if (err) {
     bad_record(msg, *err);
+  } else if ((change_.kind == decode::Kind::Change || change_.kind == decode::Kind::Truncate) &&
+             (routed_ == nullptr || routed_->target == nullptr)) {
+    deps_.metrics.add_skipped(SkipReason::NotRouted);
   } else if (change_.kind == decode::Kind::Change) {
-    handle_change(msg);
+    handle_change(msg, *routed_->target);
   } else if (change_.kind == decode::Kind::Truncate) {
-    handle_truncate(msg);
+    handle_truncate(msg, *routed_->target);
   } else {
     deps_.metrics.add_skipped(skip_reason(change_.kind));
     if (change_.kind == decode::Kind::SchemaChange)
@@ -289,7 +292,8 @@ decode::KafkaRecord& Pipeline::Impl::fill_record(const kafka::Message& msg) {
 std::optional<decode::DecodeError> Pipeline::Impl::decode_record(const kafka::Message& msg, bool& failed) {
   failed = false;
   decode::KafkaRecord& rec = fill_record(msg);
-  if (deps_.avro == nullptr) return decoder_.decode(rec, change_);
+  routed_ = nullptr;
+  if (deps_.avro == nullptr) return decode_routed(decoder_, routing_, rec, change_, routed_);
   if (auto f = deps_.avro->to_json(rec, avro_record_)) {
     if (auto* bad = std::get_if<decode::DecodeError>(&*f)) return *bad;
     // A registry outage is not the record's fault: back off and read it again.
@@ -297,7 +301,7 @@ std::optional<decode::DecodeError> Pipeline::Impl::decode_record(const kafka::Me
     failed = true;
     return std::nullopt;
   }
-  return decoder_.decode(avro_record_, change_);
+  return decode_routed(decoder_, routing_, avro_record_, change_, routed_);
 }
 
 void Pipeline::Impl::erase_position(const TopicPartition& tp, bool with_base) {
@@ -306,24 +310,21 @@ void Pipeline::Impl::erase_position(const TopicPartition& tp, bool with_base) {
   current_pos_ = current_base_ = nullptr;
 }
 
-void Pipeline::Impl::handle_change(const kafka::Message& msg) {
-  auto target = deps_.router.route(change_);
-  if (!target) {
-    deps_.metrics.add_skipped(SkipReason::NotRouted);
-    return;
-  }
-  if (!truncate_filters_.empty() && truncated_before(*target, msg)) {
-    deps_.metrics.add_truncated_rows_dropped(target->name(), change_.rows.size());
+void Pipeline::Impl::handle_change(const kafka::Message& msg, const Target& target) {
+  if (!truncate_filters_.empty() && truncated_before(target, msg)) {
+    deps_.metrics.add_truncated_rows_dropped(target.name(), change_.rows.size());
     return;
   }
   const uint64_t generation = rewind_generation_;
   const uint64_t types = column_types_version_;
-  if (prepare_table(*target, msg) != Prepared::Proceed) return;
+  if (prepare_table(target, msg) != Prepared::Proceed) return;
   if (column_types_version_ != types && change_.row_schema == nullptr) {
     // The DDL this record asked for changed the table's columns, which type
     // its schemaless values: it is decoded again with them (a DATE column
     // added for an integer key takes days since 1970, which Doris refuses as
-    // they came).
+    // they came). Its rows were written already, so the record is read
+    // again (rare: once per such DDL); routing remembers its source table,
+    // and `target` lives in routing_ as long as the pipeline.
     bool failed = false;
     if (auto err = decode_record(msg, failed)) {
       bad_record(msg, *err);
@@ -332,24 +333,24 @@ void Pipeline::Impl::handle_change(const kafka::Message& msg) {
     if (failed) return;
   }
   if (row_renames_ != nullptr) rename_row_columns(*row_renames_);
-  if (cfg_.check_rows && !rows_fit(*target, msg)) return;
+  if (cfg_.check_rows && !rows_fit(target, msg)) return;
   if (change_.deletes_ignored != 0) {  // delete_mode ignore
     for (uint32_t i = 0; i < change_.deletes_ignored; ++i) deps_.metrics.add_skipped(SkipReason::DeleteIgnored);
     log_->debug("delete at {}/{}@{} for {} ignored (delete_mode ignore)", msg.topic, msg.partition, msg.offset,
-                target->name());
+                target.name());
   }
   if (change_.rows_filtered != 0) {  // routing.tables.*.filter
     for (uint32_t i = 0; i < change_.rows_filtered; ++i) deps_.metrics.add_skipped(SkipReason::Filtered);
     log_->trace("{} row(s) at {}/{}@{} for {} not matched by the table's filter", change_.rows_filtered, msg.topic,
-                msg.partition, msg.offset, target->name());
+                msg.partition, msg.offset, target.name());
   }
   const int64_t source_ms = change_.position.ts_ms.value_or(0);
   const std::optional<int64_t> seq = change_.position.sequence();
   for (const auto& row : change_.rows) {
-    const KeyOnly k = key_only_delete(*target, row);
+    const KeyOnly k = key_only_delete(target, row);
     if (k == KeyOnly::Failed) return;
     if (k == KeyOnly::Skip) continue;
-    OpenLoad* load = load_for(open_.loads, *target, row, open_.epoch, /*may_end_epoch=*/true);
+    OpenLoad* load = load_for(open_.loads, target, row, open_.epoch, /*may_end_epoch=*/true);
     if (load == nullptr || rewind_generation_ != generation || replay_) return;
     if (source_ms > load->newest_source_ms) load->newest_source_ms = source_ms;
     if (seq && (!load->newest_seq || *seq > *load->newest_seq)) load->newest_seq = seq;

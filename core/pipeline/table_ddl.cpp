@@ -669,7 +669,7 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
     ddl_.last_schema = nullptr;
   }
   // The new shape: schemaless typing and the load mode read the table again.
-  if (forget_column_types_) forget_column_types_(t);
+  routing_.forget_column_types(t);
   ++column_types_version_;
   table_info_cache_.erase(t);
   td.reported.clear();

@@ -63,13 +63,7 @@ std::optional<TruncatePolicy> Pipeline::Impl::truncate_policy(const Target& t, T
   return *unique ? TruncatePolicy::Apply : TruncatePolicy::Ignore;
 }
 
-void Pipeline::Impl::handle_truncate(const kafka::Message& msg) {
-  auto target = deps_.router.route(change_);
-  if (!target) {
-    deps_.metrics.add_skipped(SkipReason::NotRouted);
-    return;
-  }
-  const Target t = *target;
+void Pipeline::Impl::handle_truncate(const kafka::Message& msg, const Target& t) {
   TableDdl& td = table_ddl(t);
   const std::string at = position_of(msg);
   const std::optional<int64_t> seq = change_.position.sequence();

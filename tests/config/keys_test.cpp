@@ -303,10 +303,6 @@ TEST_CASE("config keys: every field of the configuration has a key", "[config][k
       {&all.decoding.extra_columns.sequence, "per table, from routing.tables.*.sequence_from_source_position"},
       {&all.decoding.extra_columns_per_table, "per table, through the router"},
       {&all.decoding.key_columns, "per table, through the router"},
-      {&all.decoding.table_options, "a hook the pipeline installs"},
-      {&all.decoding.schemaless_types, "a hook the pipeline installs"},
-      {&all.decoding.on_schema_change, "a hook the pipeline installs"},
-      {&all.decoding.on_truncate, "a hook the pipeline installs"},
   };
   std::set<const void*> exempt_at;
   for (const auto& [at, why] : exempt) exempt_at.insert(at);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "config/config.hpp"
+#include "core/pipeline/table_routing.hpp"
 
 using namespace cdc2doris;
 
@@ -42,13 +43,25 @@ std::string routing_error(const std::string& routing) {
   return std::string();
 }
 
+// Decodes as the pipeline does: identify, route once, convert with the
+// target's settings.
+struct RoutedDecoder {
+  decode::Decoder dec;
+  pipeline::TableRouting routing;
+  RoutedDecoder(const config::Config& cfg, pipeline::Router& router) : dec(cfg.decoding), routing(router) {}
+  std::optional<decode::DecodeError> decode(const decode::KafkaRecord& r, decode::Change& ch) {
+    const pipeline::RoutedTable* routed = nullptr;
+    return pipeline::decode_routed(dec, routing, r, ch, routed);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("Per-table decoding settings apply by target table under a target template", "[config][routing][issue12]") {
   std::map<std::string, std::string> env;
   const auto cfg = config::load_string(kConfig, "t.yaml", &env);
   auto router = config::make_router(cfg);
-  decode::Decoder dec(pipeline::with_target_table_options(cfg.decoding, *router));
+  RoutedDecoder dec(cfg, *router);
   decode::Change ch;
 
   // shop.orders -> ods.orders: its key columns and the sequence column.
@@ -92,7 +105,18 @@ doris: {fe: ["127.0.0.1:8030"]}
 routing: {tables: {ods.orders: {key_model: unique}}}
 )", "t.yaml", &env);
   auto router = config::make_router(cfg);
-  CHECK_FALSE(pipeline::with_target_table_options(cfg.decoding, *router).table_options);
+  decode::Change ch;
+  ch.db = "shop";
+  ch.table = "orders";
+  pipeline::TableRouting routing(*router);
+  const pipeline::RoutedTable& routed = routing.route(ch, false);
+  REQUIRE(routed.target != nullptr);
+  REQUIRE(routed.context.options != nullptr);
+  const decode::TableOptions& o = *routed.context.options;
+  CHECK(o.key_columns.empty());
+  CHECK_FALSE(o.extra_columns);
+  CHECK_FALSE(o.deletes);
+  CHECK_FALSE(o.transforms);
 }
 
 TEST_CASE("Delete modes: routing default and per target table", "[config][routing][delete_modes]") {
@@ -120,7 +144,7 @@ routing:
   CHECK(*orders == decode::DeleteOptions{decode::DeleteMode::Soft, "is_deleted", "deleted_at"});
   CHECK_FALSE(router->settings({"ods", "other"}).deletes);  // the decoder's default
 
-  decode::Decoder dec(pipeline::with_target_table_options(cfg.decoding, *router));
+  RoutedDecoder dec(cfg, *router);
   decode::Change ch;
   decode::KafkaRecord r;
   const std::string key = R"({"id":9})";
@@ -178,7 +202,7 @@ routing:
   CHECK(orders->computed.size() == 2);
   CHECK_FALSE(router->settings({"ods", "other"}).transforms);  // the decoder's default
 
-  decode::Decoder dec(pipeline::with_target_table_options(cfg.decoding, *router));
+  RoutedDecoder dec(cfg, *router);
   decode::Change ch;
   decode::KafkaRecord r;
   const std::string key = R"({"ID":9})";
@@ -258,7 +282,7 @@ routing:
   REQUIRE(cfg.rules.size() == 1);
   CHECK(cfg.rules[0].row.rename.at("QTY") == "quantity");
   auto router = config::make_router(cfg);
-  decode::Decoder dec(pipeline::with_target_table_options(cfg.decoding, *router));
+  RoutedDecoder dec(cfg, *router);
   decode::Change ch;
   decode::KafkaRecord r;
   const std::string key = R"({"ID":9})";

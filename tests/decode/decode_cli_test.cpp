@@ -39,7 +39,11 @@ TEST_CASE("decode --framed keeps key and value bytes exact", "[decode][cli]") {
   const std::string line = R"({"topic":"s.inv.t","partition":2,"offset":41,"key":{"id":1},"value":)" + kCreate + "}\n" +
                            R"({"topic":"s.inv.t","partition":2,"offset":42,"key":"{\"id\":1}","value":null})" + "\n";
   DecodeCommandOptions base;
-  base.route = [](const Change& ch) { return "ods." + ch.table; };
+  base.decode = [](Decoder& d, const KafkaRecord& rec, Change& ch, std::string& target) {
+    auto e = d.decode(rec, ch);
+    target = "ods." + ch.table;
+    return e;
+  };
   auto c = run({"--framed"}, line, base);
   CHECK(c.rc == 0);
   CHECK(c.out.find("s.inv.t/2@41 ods.t op=c rows=1 key=id\n") == 0);

@@ -1,7 +1,8 @@
 #pragma once
-// Decodes one Kafka record at a time into `change`, as the pipeline does:
-// the decode unit tests' driver. Each test file fixes its default topic and
+// Decodes one Kafka record at a time into `change`, as the pipeline does
+// (identify, the table context, convert): the decode unit tests' driver. Each test file fixes its default topic and
 // partition (they appear in error messages).
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,8 @@ struct DecodeRun {
   Change change;
   std::string topic;
   int32_t partition;
+  // The context of an identified change, as routing gives it; unset: none.
+  std::function<TableContext(const Change&)> context;
 
   DecodeRun(DecoderOptions o, std::string default_topic, int32_t default_partition)
       : dec(std::move(o)), topic(std::move(default_topic)), partition(default_partition) {}
@@ -28,7 +31,9 @@ struct DecodeRun {
     r.offset = offset;
     r.key = key;
     r.value = value;
-    return dec.decode(r, change);
+    if (!context) return dec.decode(r, change);
+    if (auto e = dec.identify(r, change)) return e;
+    return dec.convert(context(change), change);
   }
   std::string row(size_t i = 0) const { return i < change.rows.size() ? change.rows[i].json : "<none>"; }
 };

@@ -382,17 +382,7 @@ TEST_CASE("Flattened (ExtractNewRecordState) records", "[decode][flattened]") {
 }
 
 TEST_CASE("Non-data records are recognised and counted", "[decode][kinds]") {
-  int schema_changes = 0, truncates = 0;
-  DecoderOptions o;
-  o.on_schema_change = [&](const Change& c, std::string_view) {
-    ++schema_changes;
-    CHECK(c.ddl == "ALTER TABLE customers ADD COLUMN x INT");
-  };
-  o.on_truncate = [&](const Change& c) {
-    ++truncates;
-    CHECK(c.table == "customers");
-  };
-  Run run(o);
+  Run run;
   REQUIRE_FALSE(run(R"({"ts_ms":1700000000000})", std::string_view(R"({"serverName":"dbserver1"})"), "__debezium-heartbeat.dbserver1"));
   CHECK(run.change.kind == Kind::Heartbeat);
   REQUIRE_FALSE(run(R"({"status":"BEGIN","id":"571:53195829","event_count":null,"data_collections":null,"ts_ms":1})", std::nullopt, "dbserver1.transaction"));
@@ -400,10 +390,10 @@ TEST_CASE("Non-data records are recognised and counted", "[decode][kinds]") {
   REQUIRE_FALSE(run(R"({"source":{"connector":"mysql","db":"inventory","ts_ms":1},"ts_ms":1,"databaseName":"inventory","schemaName":null,"ddl":"ALTER TABLE customers ADD COLUMN x INT","tableChanges":[]})",
                     std::string_view(R"({"databaseName":"inventory"})"), "dbserver1"));
   CHECK(run.change.kind == Kind::SchemaChange);
-  CHECK(schema_changes == 1);
+  CHECK(run.change.ddl == "ALTER TABLE customers ADD COLUMN x INT");
   REQUIRE_FALSE(run(R"({"source":{"connector":"mysql","db":"inventory","table":"customers","ts_ms":1},"op":"t","ts_ms":1})"));
   CHECK(run.change.kind == Kind::Truncate);
-  CHECK(truncates == 1);
+  CHECK(run.change.table == "customers");
   REQUIRE_FALSE(run(R"({"op":"m","ts_ms":1,"source":{"connector":"postgresql","db":"p","schema":"","table":""},"message":{"prefix":"x","content":"Ymfy"}})", std::nullopt, "pg.message"));
   CHECK(run.change.kind == Kind::Message);
   CHECK(run.change.rows.empty());
@@ -515,11 +505,11 @@ TEST_CASE("Schemaless type hints follow the record's own table, also when a topi
       R"({"type":"struct","fields":[{"field":"id","type":"int64"},{"field":"d","type":"string"}]})");
   const SchemaNode ints = compile_schema(
       R"({"type":"struct","fields":[{"field":"id","type":"int64"},{"field":"d","type":"int32"}]})");
-  DecoderOptions o;
-  o.schemaless_types = [&](std::string_view, std::string_view table) -> const SchemaNode* {
-    return table == "dated" ? &dates : table == "texted" ? &texts : table == "counted" ? &ints : nullptr;
+  Run run;
+  run.context = [&](const Change& c) {
+    const std::string& t = c.table;
+    return TableContext{nullptr, t == "dated" ? &dates : t == "texted" ? &texts : t == "counted" ? &ints : nullptr};
   };
-  Run run(o);
   auto rec = [](std::string_view table, std::string_view op, std::string_view before, std::string_view after) {
     std::string src = kMysqlSource;
     src.replace(src.find("\"customers\""), 11, "\"" + std::string(table) + "\"");
@@ -550,20 +540,57 @@ TEST_CASE("Schemaless type hints follow the record's own table, also when a topi
   CHECK(err->path == "value.after.d");
 }
 
+TEST_CASE("Identify reads the record and convert writes its rows with the context given", "[decode][identify]") {
+  // The decoder routes nothing: the caller identifies, chooses the context
+  // (here: key columns and Doris column types), then converts.
+  const SchemaNode row = schema_from_doris({{"id", "BIGINT", {}, {}}, {"no", "STRING", {}, {}}, {"d", "DATEV2", {}, {}}});
+  TableOptions opts;
+  opts.key_columns = {"no"};
+  Decoder d({});
+  Change c;
+  const std::string v = R"({"before":{"id":1,"no":"A","d":19722},"after":{"id":1,"no":"B","d":19723},)"
+                        R"("source":{"connector":"mysql","db":"db","table":"t"},"op":"u"})";
+  const std::string k = R"({"id":1})";
+  const KafkaRecord r{"topic.db.t", 0, 5, std::string_view(k), std::string_view(v), {}};
+  REQUIRE_FALSE(d.identify(r, c));
+  CHECK(c.kind == Kind::Change);
+  CHECK(c.db == "db");
+  CHECK(c.table == "t");
+  CHECK(c.op == 'u');
+  CHECK(c.rows.empty());
+  CHECK(d.wants_column_types());
+  REQUIRE_FALSE(d.convert(TableContext{&opts, &row}, c));
+  CHECK(c.key_columns == std::vector<std::string>{"no"});
+  CHECK(c.primary_key_changed);  // by the context's key column, not the Kafka key's
+  REQUIRE(c.rows.size() == 2);
+  CHECK(c.rows[0].json == R"({"id":1,"no":"A","d":"2023-12-31","__DORIS_DELETE_SIGN__":1})");
+  CHECK(c.rows[1].json == R"({"id":1,"no":"B","d":"2024-01-01","__DORIS_DELETE_SIGN__":0})");
+  // The same record without a context: the Kafka key, values as they came.
+  REQUIRE_FALSE(d.decode(r, c));
+  CHECK(c.key_columns == std::vector<std::string>{"id"});
+  REQUIRE(c.rows.size() == 1);
+  CHECK(c.rows[0].json == R"({"id":1,"no":"B","d":19723,"__DORIS_DELETE_SIGN__":0})");
+  // A record with its Connect schema does not want column types.
+  const std::string typed = R"({"schema":{"type":"struct","fields":[{"field":"before","type":"struct","optional":true,)"
+                            R"("fields":[{"field":"id","type":"int64"}]},{"field":"after","type":"struct","optional":true,)"
+                            R"("fields":[{"field":"id","type":"int64"}]},{"field":"op","type":"string"}]},)"
+                            R"("payload":{"before":null,"after":{"id":2},"op":"c"}})";
+  REQUIRE_FALSE(d.identify({"topic.db.t", 0, 6, std::string_view(k), std::string_view(typed), {}}, c));
+  CHECK_FALSE(d.wants_column_types());
+}
+
 TEST_CASE("A schemaless record typed by its Doris table flags a JSON key the table has no column for",
           "[decoder][schemaless]") {
   // Every column of the table is in the hint, typed or copied as it is; only
   // a key of none of them is unknown (schema evolution adds it or refuses it).
   static const SchemaNode row = schema_from_doris({{"id", "BIGINT", {}, {}}, {"v", "STRING", {}, {}}, {"d", "DATEV2", {}, {}}});
-  DecoderOptions o;
-  o.schemaless_types = [](std::string_view, std::string_view) -> const SchemaNode* { return &row; };
-  Decoder d(o);
+  Decoder d({});
   Change c;
   auto decode = [&](const std::string& after) {
     const std::string v = R"({"before":null,"after":)" + after +
                           R"(,"source":{"connector":"mysql","db":"db","table":"t"},"op":"c"})";
     const std::string k = R"({"id":1})";
-    REQUIRE_FALSE(d.decode({"topic", 0, 0, std::string_view(k), std::string_view(v), {}}, c));
+    REQUIRE_FALSE(d.decode({"topic", 0, 0, std::string_view(k), std::string_view(v), {}}, c, TableContext{nullptr, &row}));
     return c.unknown_columns;
   };
   CHECK_FALSE(decode(R"({"id":1,"v":"x","d":19723})"));

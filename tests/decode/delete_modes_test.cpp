@@ -157,9 +157,8 @@ TEST_CASE("Delete mode ignore drops deletes and counts them", "[decode][delete_m
 TEST_CASE("Delete modes per table through TableOptions", "[decode][delete_modes]") {
   TableOptions soft;
   soft.deletes = DeleteOptions{DeleteMode::Soft, "gone", ""};
-  DecoderOptions o;
-  o.table_options = [&](const Change& c) -> const TableOptions* { return c.table == "orders" ? &soft : nullptr; };
-  Run run(o);
+  Run run;
+  run.context = [&](const Change& c) { return TableContext{c.table == "orders" ? &soft : nullptr, nullptr}; };
   REQUIRE_FALSE(run(rec(kPgSource, "d", R"({"id":5,"v":"x"})", "null"), R"({"id":5})", kPgTopic, 1));
   CHECK(run.row() == R"({"id":5,"gone":true,"__DORIS_DELETE_SIGN__":0})");
   REQUIRE_FALSE(run(rec(kMysqlSource, "d", R"({"id":1})", "null"), R"({"id":1})", kMysqlTopic, 1));

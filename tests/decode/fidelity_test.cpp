@@ -326,10 +326,8 @@ TEST_CASE("Schemaless records are typed by their Doris target columns", "[decode
   const SchemaNode row = schema_from_doris(kDorisColumns, {{"seen_us", EpochUnit::Micros}});
   DecoderOptions o;
   o.time_zone = "Europe/Berlin";
-  o.schemaless_types = [&](std::string_view db, std::string_view table) -> const SchemaNode* {
-    return db == "shop" && table == "t" ? &row : nullptr;
-  };
   Run run(o);
+  run.context = [&](const Change& c) { return TableContext{nullptr, c.db == "shop" && c.table == "t" ? &row : nullptr}; };
   // -123.45 as base64 two's complement (scale from the Doris column), 2024-04-12
   // as days, 2024-04-12 10:30:00.123 as epoch ms, an instant with Z, 1970-01-02 as µs.
   const std::string after =
@@ -374,9 +372,8 @@ TEST_CASE("Schemaless epoch integers take their unit from the DATETIME column's 
       {"ns", "DATETIMEV2", std::nullopt, 6},          {"s", "DATETIME", std::nullopt, 0},
   };
   const SchemaNode row = schema_from_doris(cols, {{"ns", EpochUnit::Nanos}, {"s", EpochUnit::Seconds}});
-  DecoderOptions o;
-  o.schemaless_types = [&](std::string_view, std::string_view) -> const SchemaNode* { return &row; };
-  Run run(o);
+  Run run;
+  run.context = [&](const Change&) { return TableContext{nullptr, &row}; };
   // Year 9999 in microseconds (the magnitude rule read it as 1978), -1 us
   // keeping its microsecond, milliseconds within three years of 1970 (which
   // the magnitude rule read as microseconds... and the reverse), and the
@@ -416,9 +413,8 @@ TEST_CASE("Schemaless decimals beyond Doris' 38 digits land in a STRING column a
                                          {"big", "STRING", std::nullopt, std::nullopt},
                                          {"note", "STRING", std::nullopt, std::nullopt}};
   const SchemaNode row = schema_from_doris(cols, {}, {{"big", 30}});
-  DecoderOptions o;
-  o.schemaless_types = [&](std::string_view, std::string_view) -> const SchemaNode* { return &row; };
-  Run run(o);
+  Run run;
+  run.context = [&](const Change&) { return TableContext{nullptr, &row}; };
   // MariaDB DECIMAL(65,30) under decimal.handling.mode=precise: Decimal
   // bytes (two's complement, big-endian) of scale 30, here +-(35 + 30 digits).
   REQUIRE_FALSE(run(schemaless_pg("c", "null", R"({"id":1,"big":"HgK8HpeFi9xsuVBY80JNfTp/7HsD4maOPwrS","note":"HgK8"})")));
@@ -444,9 +440,8 @@ TEST_CASE("Schemaless arrays and structs land as the same JSON in JSON, ARRAY an
       {"num", "JSON", std::nullopt, std::nullopt},
   };
   const SchemaNode row = schema_from_doris(cols);
-  DecoderOptions o;
-  o.schemaless_types = [&](std::string_view, std::string_view) -> const SchemaNode* { return &row; };
-  Run run(o);
+  Run run;
+  run.context = [&](const Change&) { return TableContext{nullptr, &row}; };
   // A PostgreSQL integer[] and a point's struct into JSON columns, an array
   // into ARRAY<INT> and VARCHAR, a BIGINT UNSIGNED (precise) as Decimal bytes
   // of scale 0: 0x00 followed by eight 0xff = 2^64-1.
@@ -488,9 +483,8 @@ TEST_CASE("Schemaless arrays and structs land as the same JSON in JSON, ARRAY an
 
 TEST_CASE("A schemaless value its Doris column type cannot take is a bad record, not a NULL", "[decode][schemaless][issue12]") {
   const SchemaNode row = schema_from_doris(kDorisColumns);
-  DecoderOptions o;
-  o.schemaless_types = [&](std::string_view, std::string_view) -> const SchemaNode* { return &row; };
-  Run run(o);
+  Run run;
+  run.context = [&](const Change&) { return TableContext{nullptr, &row}; };
   struct Case {
     const char* column;
     const char* value;

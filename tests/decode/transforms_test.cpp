@@ -219,8 +219,8 @@ TEST_CASE("Transforms per table through TableOptions", "[decode][transforms]") {
   orders.transforms->exclude = {"v"};
   DecoderOptions o;
   o.transforms.name_case = NameCase::Upper;  // the default of every other table
-  o.table_options = [&](const Change& c) -> const TableOptions* { return c.table == "orders" ? &orders : nullptr; };
   Run run(o);
+  run.context = [&](const Change& c) { return TableContext{c.table == "orders" ? &orders : nullptr, nullptr}; };
   REQUIRE_FALSE(run(rec("c", "null", R"({"id":1,"v":"a"})"), R"({"id":1})"));
   CHECK(run.row() == R"({"ID":1,"V":"a","__DORIS_DELETE_SIGN__":0})");
   const std::string orders_source =

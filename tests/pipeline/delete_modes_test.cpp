@@ -102,7 +102,7 @@ struct World {
     c.backoff_cap = 20ms;
     c.shutdown_deadline = 20s;
     pipeline::Dependencies deps{source, *client, store, *router, metrics, nullptr};
-    pipeline::Pipeline p(c, pipeline::with_target_table_options(decoding, *router), deps);
+    pipeline::Pipeline p(c, decoding, deps);
     std::optional<pipeline::RunResult> result;
     const uint64_t want = metrics.records_consumed.load() + records;
     std::atomic<bool> finished{false};

@@ -20,6 +20,7 @@
 #include "core/doris/client.hpp"
 #include "core/kafka/dlq.hpp"
 #include "core/kafka/source.hpp"
+#include "tests/pipeline/explicit_router.hpp"
 
 namespace cdc2doris::test {
 

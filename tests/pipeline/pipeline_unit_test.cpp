@@ -3,6 +3,7 @@
 // fake ends with equals what the Kafka records up to the committed offsets
 // produce — nothing lost, nothing twice — plus the counters and state that
 // tell which path was taken.
+#include "core/decode/doris_types.hpp"
 #include "core/pipeline/epoch_ranges.hpp"
 #include "tests/pipeline/unit_env.hpp"
 
@@ -888,22 +889,105 @@ TEST_CASE("pipeline: schemaless records are typed by the columns of their routed
   doris.set_columns("ods", "orders",
                     {{"id", "BIGINT", "", "", {}, {}}, {"amount", "DECIMALV3", "", "", 10, 2}, {"at", "DATETIMEV2", "", "", {}, 3}});
   pipeline::ExplicitRouter router({{"shop.orders", pipeline::Target{"ods", "orders"}}});
-  decode::Decoder dec(pipeline::with_doris_column_types({}, router, doris));
+  pipeline::DorisColumnTypes types(router, doris);
+  pipeline::TableRouting routing(router, &types);
+  decode::Decoder decoder({});
   decode::Change ch;
+  const pipeline::RoutedTable* routed = nullptr;
+  auto decode = [&](const decode::KafkaRecord& r) { return pipeline::decode_routed(decoder, routing, r, ch, routed); };
   const std::string value =
       R"({"before":null,"after":{"id":1,"amount":"z8c=","at":1712917800123},"source":{"connector":"mysql","db":"shop","table":"orders"},"op":"c"})";
   decode::KafkaRecord r;
   r.topic = "s.shop.orders";
   r.value = value;
   for (int i = 0; i < 2; ++i) {  // the second time from the cache
-    REQUIRE_FALSE(dec.decode(r, ch));
+    REQUIRE_FALSE(decode(r));
     CHECK(ch.rows.at(0).json == R"({"id":1,"amount":"-123.45","at":"2024-04-12 10:30:00.123000","__DORIS_DELETE_SIGN__":0})");
   }
   // A table Doris does not know: no types, values as they arrive.
   const std::string other = R"({"before":null,"after":{"id":1,"amount":"z8c="},"source":{"connector":"mysql","db":"shop","table":"x"},"op":"c"})";
   r.value = other;
-  REQUIRE_FALSE(dec.decode(r, ch));
+  REQUIRE_FALSE(decode(r));
   CHECK(ch.rows.at(0).json == R"({"id":1,"amount":"z8c=","__DORIS_DELETE_SIGN__":0})");
+}
+
+// ============================================================== routing once
+
+namespace {
+
+// Column types that count how often they are asked.
+class CountedTypes : public pipeline::ColumnTypes {
+ public:
+  explicit CountedTypes(const decode::SchemaNode& row) : row_(row) {}
+  std::optional<const decode::SchemaNode*> types(const pipeline::Target&) override {
+    ++asked;
+    return &row_;
+  }
+  void forget(const pipeline::Target&) override {}
+  int asked = 0;
+
+ private:
+  const decode::SchemaNode& row_;
+};
+
+}  // namespace
+
+TEST_CASE("pipeline: a run of records is routed once per source table change", "[pipeline][unit][routing]") {
+  pipeline::ExplicitRouter router({{"shop.b", pipeline::Target{"ods", "bb"}}});
+  const decode::SchemaNode row = decode::schema_from_doris({{"id", "BIGINT", {}, {}}, {"d", "DATEV2", {}, {}}});
+  CountedTypes types(row);
+  pipeline::TableRouting routing(router, &types);
+  decode::Decoder decoder({});
+  decode::Change ch;
+  const pipeline::RoutedTable* routed = nullptr;
+  std::vector<std::string> values;
+  auto change = [](const std::string& table, int id) {
+    return R"({"before":null,"after":{"id":)" + std::to_string(id) +
+           R"(,"d":19723},"source":{"connector":"mysql","db":"shop","table":")" + table + R"("},"op":"c"})";
+  };
+  // a a a b b a, then a truncate and a delete of a: three runs of one table.
+  for (const auto* t : {"a", "a", "a", "b", "b", "a"}) values.push_back(change(t, static_cast<int>(values.size())));
+  values.push_back(R"({"before":null,"after":null,"source":{"connector":"mysql","db":"shop","table":"a"},"op":"t"})");
+  values.push_back(R"({"before":{"id":1,"d":19723},"after":null,"source":{"connector":"mysql","db":"shop","table":"a"},"op":"d"})");
+  const std::string key = R"({"id":1})";
+  std::vector<std::string> targets;
+  for (size_t i = 0; i < values.size(); ++i) {
+    decode::KafkaRecord r{"s.shop.all", 0, static_cast<int64_t>(i), std::string_view(key), std::string_view(values[i]), {}};
+    REQUIRE_FALSE(pipeline::decode_routed(decoder, routing, r, ch, routed));
+    REQUIRE(routed != nullptr);
+    REQUIRE(routed->target != nullptr);
+    targets.push_back(routed->target->name());
+    if (ch.kind == decode::Kind::Change) {
+      // Typed by the target's columns, which the decoder was given, not asked for.
+      CHECK(ch.rows.at(0).json.find(R"("d":"2024-01-01")") != std::string::npos);
+    }
+  }
+  CHECK(router.routes == 3);
+  CHECK(types.asked == 2);  // once per target
+  CHECK(targets == std::vector<std::string>{"shop.a", "shop.a", "shop.a", "ods.bb", "ods.bb", "shop.a", "shop.a", "shop.a"});
+}
+
+TEST_CASE("pipeline: records of one table are routed once by the pipeline", "[pipeline][unit][routing]") {
+  Env env;
+  size_t produced = 0;
+  while (produced < 60) {
+    auto r = env.gen.next();
+    if (r.table != "shop.orders_0") continue;
+    env.source.produce(r.topic, r.partition, r.key, r.value);
+    ++produced;
+  }
+  Runner run(env, env.config());
+  // Only orders_0's partitions have records (caught_up() wants every partition committed).
+  REQUIRE(run.wait_for([&] { return run.metrics.records_consumed.load() >= produced; }));
+  auto r = run.stop();
+  INFO(err_text(r));
+  CHECK_FALSE(r.error);
+  CHECK(run.metrics.records_consumed.load() == produced);
+  CHECK(run.metrics.epochs_committed >= 1);
+  // Not once per record (handle_change routed every record again after the
+  // decoder's own routing hooks).
+  CHECK(env.router.routes == 1);
+  check_doris_matches(env, env.store_committed());
 }
 
 // ============================================================== positions within a partition's run

@@ -17,6 +17,7 @@
 
 #include "core/doris/label.hpp"
 #include "core/pipeline/column_types.hpp"
+#include "core/pipeline/table_routing.hpp"
 #include "core/pipeline/pipeline.hpp"
 #include "state/memory_store.hpp"
 #include "tests/pipeline/fakes.hpp"
@@ -42,6 +43,21 @@ constexpr auto kWait = 10s;  // bound of every wait; a passing test needs a smal
 
 doris::DorisError derr(doris::ErrorKind k, Disposition d, const std::string& msg) { return {k, d, msg}; }
 
+// The column types the workload's schemaless records lost, by target table
+// (the default route keeps the source's names), in place of the fake Doris
+// tables' (which have no columns).
+class WorkloadColumnTypes : public pipeline::ColumnTypes {
+ public:
+  explicit WorkloadColumnTypes(const workload::Generator& gen) : gen_(gen) {}
+  std::optional<const decode::SchemaNode*> types(const pipeline::Target& t) override {
+    return gen_.column_types(t.db, t.table);
+  }
+  void forget(const pipeline::Target&) override {}
+
+ private:
+  const workload::Generator& gen_;
+};
+
 // One world: the generated change stream in a fake Kafka, a fake Doris with
 // the target tables, a checkpoint store. Shared by successive pipeline runs
 // ("restarts").
@@ -51,6 +67,7 @@ struct Env {
   FakeDoris doris;
   state::MemoryCheckpointStore store;
   pipeline::ExplicitRouter router;
+  WorkloadColumnTypes column_types{gen};
   FakeDlq dlq;
   std::string db = "shop";
   std::set<std::string> dup_tables{"orders_3"};
@@ -120,7 +137,7 @@ struct Env {
         decode::KafkaRecord rec{tp.topic, tp.partition, off, {}, {}, {}};
         if (m.key) rec.key = *m.key;
         if (m.value) rec.value = *m.value;
-        if (dec.decode(rec, c) || c.kind != decode::Kind::Change) continue;
+        if (gen.decode(dec, rec, c) || c.kind != decode::Kind::Change) continue;
         auto& tab = out[c.db + "." + c.table];
         for (const auto& row : c.rows) FakeDoris::apply_row(tab, row.json);
       }
@@ -238,7 +255,7 @@ class Runner {
       : env_(env),
         pipeline_(std::move(cfg), env.gen.decoder_options(),
                   pipeline::Dependencies{env.source, env.doris, store ? *store : env.store, env.router, metrics,
-                                         with_dlq ? &env.dlq : nullptr}) {
+                                         with_dlq ? &env.dlq : nullptr, nullptr, &env.column_types}) {
     thread_ = std::thread([this] {
       pipeline::RunResult r;
       std::string ex;

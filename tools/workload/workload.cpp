@@ -408,14 +408,21 @@ std::string Generator::create_table_sql(const std::string& table, bool duplicate
 decode::DecoderOptions Generator::decoder_options() const {
   decode::DecoderOptions o;
   o.envelope = opt_.format == Format::Flattened ? decode::Envelope::Flattened : decode::Envelope::Auto;
-  if (opt_.format == Format::Plain) {
-    std::shared_ptr<const decode::SchemaNode> node = row_node_;
-    std::string db = opt_.db;
-    o.schemaless_types = [node, db](std::string_view d, std::string_view table) -> const decode::SchemaNode* {
-      return d == db && table.rfind("orders_", 0) == 0 ? node.get() : nullptr;
-    };
-  }
   return o;
+}
+
+const decode::SchemaNode* Generator::column_types(std::string_view db, std::string_view table) const {
+  return opt_.format == Format::Plain && db == opt_.db && table.rfind("orders_", 0) == 0 ? row_node_.get() : nullptr;
+}
+
+decode::TableContext Generator::table_context(const decode::Change& c) const {
+  return decode::TableContext{nullptr, column_types(c.db, c.table)};
+}
+
+std::optional<decode::DecodeError> Generator::decode(decode::Decoder& d, const decode::KafkaRecord& k,
+                                                     decode::Change& c) const {
+  if (auto e = d.identify(k, c)) return e;
+  return d.convert(table_context(c), c);
 }
 
 // JSON string escaping for the wire (the decoder copies string tokens

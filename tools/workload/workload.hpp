@@ -102,9 +102,15 @@ class Generator {
 
   // Doris DDL for one table ("db.table" or bare table name).
   std::string create_table_sql(const std::string& table, bool duplicate_key = false) const;
-  // Decoder options that decode this stream to the model (for Plain, the
-  // column types the schemaless records lost are supplied as hints).
+  // Decoder options that decode this stream to the model.
   decode::DecoderOptions decoder_options() const;
+  // For Plain, the column types the schemaless records of db.table lost
+  // (the same for the table they load into); nullptr otherwise.
+  const decode::SchemaNode* column_types(std::string_view db, std::string_view table) const;
+  // The context a change of this stream (identified) converts with.
+  decode::TableContext table_context(const decode::Change& c) const;
+  // Decoder::identify, table_context, Decoder::convert.
+  std::optional<decode::DecodeError> decode(decode::Decoder& d, const decode::KafkaRecord& k, decode::Change& c) const;
   // The Connect schema of one table's row (JSON), as the Schema format sends it.
   const std::string& row_schema_json() const { return row_schema_; }
 

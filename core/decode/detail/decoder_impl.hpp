@@ -219,17 +219,22 @@ struct Decoder::Impl {
   std::vector<std::string> toast_strings, toast_base64, toast_hex, toast_compact;
   LengthSet toast_string_lengths, toast_compact_lengths;
 
-  // DecoderOptions::table_options of the current record, remembered for the
-  // last source table asked about.
+  // TableContext::options of the record being converted (nullptr: opt's own).
   const TableOptions* table_opts = nullptr;
-  bool table_opts_valid = false;
-  const TableOptions* table_opts_last = nullptr;
-  std::string table_opts_db, table_opts_schema, table_opts_table;
 
   RowBuild before_b, after_b, key_b;
   std::vector<std::string> key_names;
-  // Per topic, the hint of its last record: the prediction for the next one.
+  // Per topic, the column types (TableContext::column_types) of its last
+  // schemaless record: the prediction for the next one, whose images the
+  // payload scan converts before its context is known.
   std::unordered_map<std::string, const SchemaNode*, TransparentHash, std::equal_to<>> hint_by_topic_;
+  // Whether a context has given column types yet: until then the prediction
+  // is "none" for every topic, without looking the topic up.
+  bool typed_contexts_ = false;
+  // Whether the last record converted took its key columns from the Kafka
+  // key (no per-table key_columns): the prediction that lets the payload scan
+  // convert the before-image's key columns on the spot.
+  bool keys_from_kafka_key_ = true;
   // The source identity of each topic's changes, for its tombstones, which
   // carry none (issue 31). `several`: the topic carries more than one table
   // (a Debezium topic router), so a tombstone's table is unknown.
@@ -531,7 +536,7 @@ struct Decoder::Impl {
   // schema, or nullptr when the record does not start that way (unwrap()
   // then decides). Content between the payload and the closing brace (more
   // keys) is only found while the payload is read, as an error: a record
-  // that fails after this is decoded again through unwrap() (Decoder::decode),
+  // that fails after this is decoded again through unwrap() (Decoder::Impl::guarded),
   // so the verdict and the error positions are those of the full parse.
   template <typename T>
   std::shared_ptr<const T> known_wrapper(const SchemaCache<T>& cache, std::string_view topic, std::string_view value,
@@ -607,14 +612,15 @@ struct Decoder::Impl {
   std::optional<Failure> parse_key(const KafkaRecord& rec);
   void read_key(const KafkaRecord& rec, bool allow_known, bool& known);
   void identity_from_topic(std::string_view topic, Change& c);
-  void resolve_key_columns(Change& c);
+  // Sets c.key_columns; true when they are the Kafka key's fields.
+  bool resolve_key_columns(Change& c);
 
   bool key_changed(const Change& c) const;
 
   void delete_from_key(Change& c, const std::optional<Failure>& key_failure);
   // A null value: a delete of the key in every envelope (the `d` before it
   // may have been compacted away); skipped without a key or a table.
-  void decode_tombstone(const KafkaRecord& rec, Change& c, const std::optional<Failure>& key_failure, bool flattened);
+  void identify_tombstone(const KafkaRecord& rec, Change& c, bool flattened);
   void remember_identity(std::string_view topic, const Change& c);
   // After a record decoded without error.
   void note_decoded(const KafkaRecord& rec, const Change& c) {
@@ -630,12 +636,47 @@ struct Decoder::Impl {
     return it != last_delete_.end() && it->second.offset + 1 == rec.offset && it->second.key == *rec.key;
   }
 
-  const SchemaNode* hint_for(const Change& c) const;
 
   // Whether an error path inside a row image names one of c's key columns
   // (or cannot be attributed to a column at all).
   static bool is_key_column_path(std::string_view path_text, std::string_view image_root, const Change& c);
-  void decode_record(const KafkaRecord& rec, Change& c);
+
+  // ------------------------------------------------ identify, then convert
+
+  // What convert_record() has to do for the record identify_record() read.
+  enum class Pending {
+    None,       // nothing: a record without a source table, or identify failed
+    Keys,       // a truncate or message: its key columns only
+    Tombstone,  // a delete of the Kafka key
+    Flat,       // a flattened row
+    Change,     // a change event's images
+  };
+  // The record identify_record() read, for convert_record(): valid until
+  // the next identify_record() (its spans point into buf).
+  struct Identified {
+    Pending pending = Pending::None;
+    Frame fr;
+    std::shared_ptr<const CompiledValue> schema;
+    PayloadInfo pi;
+    std::optional<Failure> key_failure;
+    std::string_view root;  // "value" or "value.payload"
+    bool is_delete = false;  // flattened: a delete
+    // The payload scan converted images with the topic's previous column types.
+    bool predicted = false;
+    const SchemaNode* predicted_hint = nullptr;
+    // The topic's entry in hint_by_topic_ (nullptr: none yet), kept so that
+    // convert() does not look it up again; nothing is added to the map between.
+    const SchemaNode** hint_slot = nullptr;
+    // The payload scan converted the before-image's key columns by the Kafka key's fields.
+    bool keys_eager = false;
+  };
+  Identified id;
+  void identify_record(const KafkaRecord& rec, Change& c);
+  void convert_record(const TableContext& ctx, Change& c);
+  void convert_change(const TableContext& ctx, Change& c);
+  // identify_record() (ctx nullptr) or convert_record(*ctx), a failure
+  // turned into the record's DecodeError.
+  std::optional<DecodeError> guarded(const KafkaRecord& rec, Change& out, const TableContext* ctx);
 };
 
 }  // namespace cdc2doris::decode
