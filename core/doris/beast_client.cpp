@@ -68,8 +68,6 @@ Core::Core(ClientConfig c) : cfg(std::move(c)), ioc(std::make_unique<net::io_con
   // to https, and the context must not be created lazily from I/O threads.
   (void)any_tls;
   tls_ctx.emplace(make_client_tls(ClientTlsFiles{cfg.tls.ca_file, {}, {}}, cfg.tls.verify_peer, "doris.tls"));
-  backoff.base = cfg.retry.base_backoff;
-  backoff.cap = cfg.retry.max_backoff;
 }
 
 Core::~Core() {

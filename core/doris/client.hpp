@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "core/common/retry.hpp"
 
 namespace cdc2doris::doris {
 
@@ -57,14 +58,6 @@ struct Timeouts {
   std::chrono::milliseconds keepalive_idle{20'000};
 };
 
-struct RetryPolicy {
-  // Attempts for idempotent operations (2PC, metadata, probe) and for opening
-  // a load before any body byte was sent. 1 = no retry.
-  int max_attempts = 4;
-  std::chrono::milliseconds base_backoff{100};
-  std::chrono::milliseconds max_backoff{5'000};
-};
-
 enum class Route {
   ViaFe,     // PUT to an FE, follow its 307 to a BE (auto-redirect)
   DirectBe,  // PUT straight to a BE: from `backends`, else discovered from the FEs
@@ -88,7 +81,9 @@ struct ClientConfig {
   std::chrono::milliseconds endpoint_quarantine{10'000};
   TlsConfig tls;
   Timeouts timeouts;
-  RetryPolicy retry;
+  // Attempts (1 = no retry) and backoff for idempotent operations (2PC,
+  // metadata, probe) and for opening a load before any body byte was sent.
+  RetryPolicy retry{Backoff{std::chrono::milliseconds(100), std::chrono::milliseconds(5'000)}, 4};
   // Bytes one LoadStream may hold before write() blocks (backpressure). The
   // body travels in chunks of min(chunk_bytes, buffer_bytes).
   size_t buffer_bytes = 1 << 20;

@@ -46,7 +46,7 @@ ClientConfig config(const std::string& fe_url, const std::string& user = "root",
   c.timeouts.connect = 2s;
   c.timeouts.request = 10s;
   c.retry.max_attempts = 1;
-  c.retry.base_backoff = 10ms;
+  c.retry.backoff.base = 10ms;
   return c;
 }
 

@@ -44,8 +44,8 @@ ClientConfig config(Route route = Route::ViaFe) {
   c.timeouts.request = 10s;
   c.timeouts.expect_continue = 10s;
   c.timeouts.response = 20s;
-  c.retry.base_backoff = 10ms;
-  c.retry.max_backoff = 100ms;
+  c.retry.backoff.base = 10ms;
+  c.retry.backoff.cap = 100ms;
   c.endpoint_quarantine = 30s;
   return c;
 }

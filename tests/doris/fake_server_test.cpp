@@ -43,8 +43,8 @@ ClientConfig config(std::vector<std::string> fes) {
   c.timeouts.expect_continue = 5s;
   c.timeouts.response = 10s;
   c.retry.max_attempts = 2;
-  c.retry.base_backoff = 10ms;
-  c.retry.max_backoff = 50ms;
+  c.retry.backoff.base = 10ms;
+  c.retry.backoff.cap = 50ms;
   c.endpoint_quarantine = 200ms;
   return c;
 }
