@@ -6,7 +6,8 @@
 // (retry_async.hpp) the same loop for the Doris client's coroutines.
 //
 // An attempt returns its outcome as a result: std::variant<T, E>, an
-// std::optional<E> (an error or nothing), with E an Error. failure_of() reads the error out of each.
+// std::optional<E> (an error or nothing), or Result<T, E> (result.hpp), with
+// E an Error. failure_of() reads the error out of each.
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -16,6 +17,7 @@
 
 #include "core/common/backoff.hpp"
 #include "core/common/error.hpp"
+#include "core/common/result.hpp"
 
 namespace cdc2doris {
 
@@ -53,18 +55,22 @@ template <class E>
 const E* failure_of(const std::optional<E>& r) {
   return r ? &*r : nullptr;
 }
+template <class T, class E>
+const E* failure_of(const Result<T, E>& r) {
+  return r ? nullptr : &r.error();
+}
 
 // An attempt's outcome that ends the retries whatever it holds, e.g. an
 // error from a call that was retried on its own. An attempt that returns
-// std::variant<Final<R>, E> retries on E only; final_or_error() gives the R.
+// Result<Final<R>, E> retries on E only; final_or_error() gives the R.
 template <class R>
 struct Final {
   R result;
 };
 template <class R, class E>
-R final_or_error(std::variant<Final<R>, E> r) {
-  if (auto* f = std::get_if<Final<R>>(&r)) return std::move(f->result);
-  return std::move(std::get<E>(r));
+R final_or_error(Result<Final<R>, E> r) {
+  if (r) return std::move(r->result);
+  return std::move(r.error());
 }
 
 // Waits `d` on this thread in slices, returning early once `stop` is set so

@@ -128,7 +128,7 @@ awaitable<void> read_final(std::shared_ptr<Conn> conn, std::shared_ptr<StreamSta
 }
 }  // namespace
 
-awaitable<std::variant<LoadResult, DorisError>> Core::do_load(std::shared_ptr<StreamState> st) {
+awaitable<DorisResult<LoadResult>> Core::do_load(std::shared_ptr<StreamState> st) {
   const LoadSpec& spec = st->spec;
   ClassifyContext cc;
   cc.op = Operation::StreamLoad;
@@ -140,7 +140,7 @@ awaitable<std::variant<LoadResult, DorisError>> Core::do_load(std::shared_ptr<St
   };
   // Turns an answer into the outcome, fetching the error log of a
   // data-quality failure into the error.
-  auto conclude = [&](const Answer& a) -> awaitable<std::variant<LoadResult, DorisError>> {
+  auto conclude = [&](const Answer& a) -> awaitable<DorisResult<LoadResult>> {
     cc.endpoint = a.from.host_port();
     cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
@@ -171,7 +171,7 @@ awaitable<std::variant<LoadResult, DorisError>> Core::do_load(std::shared_ptr<St
   // The answer of the last attempt, when it was retried for a 5xx or a
   // missing backend: out of attempts, it is the load's outcome.
   std::optional<Answer> retried_answer;
-  auto opened = co_await retry(abandoned, [&](int n) -> awaitable<std::variant<Final<Opened>, DorisError>> {
+  auto opened = co_await retry(abandoned, [&](int n) -> awaitable<DorisResult<Final<Opened>>> {
     retried_answer.reset();
     std::pair<std::shared_ptr<Conn>, std::optional<Answer>> once;
     try {
@@ -196,12 +196,13 @@ awaitable<std::variant<LoadResult, DorisError>> Core::do_load(std::shared_ptr<St
     retried_answer = std::move(a);
     co_return std::move(*c.error);
   });
-  if (auto* e = std::get_if<DorisError>(&opened)) {
+  if (!opened) {
+    auto& e = opened.error();
     if (abandoned()) co_return cancelled_error();
     if (retried_answer) co_return co_await conclude(*retried_answer);
-    co_return std::move(*e);
+    co_return std::move(e);
   }
-  Opened& got = std::get<Final<Opened>>(opened).result;
+  Opened& got = opened->result;
   if (auto* a = std::get_if<Answer>(&got)) co_return co_await conclude(*a);
   std::shared_ptr<Conn> conn = std::move(std::get<std::shared_ptr<Conn>>(got));
 

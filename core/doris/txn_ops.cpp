@@ -23,8 +23,8 @@ awaitable<TxnResult> Core::txn_op(Operation op, std::string db, std::optional<in
     else
       req.set("label", label);
     auto answer = co_await send_attempt(fe, std::move(req), cc, std::string(to_string(op)) + " failed");
-    if (auto* e = std::get_if<DorisError>(&answer)) co_return std::move(*e);
-    const Answer& a = std::get<Answer>(answer);
+    if (!answer) co_return std::move(answer.error());
+    const Answer& a = *answer;
     cc.endpoint = a.from.host_port();
     cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
@@ -42,18 +42,18 @@ awaitable<TxnResult> Core::txn_op(Operation op, std::string db, std::optional<in
   });
 }
 
-awaitable<std::variant<LabelState, DorisError>> Core::probe(LoadSpec spec) {
+awaitable<DorisResult<LabelState>> Core::probe(LoadSpec spec) {
   spec.two_phase_commit = true;
   ClassifyContext cc;
   cc.op = Operation::Probe;
   cc.db = spec.db;
   cc.table = spec.table;
   cc.label = spec.label;
-  using Probed = std::variant<LabelState, DorisError>;
+  using Probed = DorisResult<LabelState>;
   if (stopping) co_return shut_down();
   // Final: what ends the probe whatever its disposition (the abort below
   // was retried on its own).
-  auto r = co_await retry([&](int) -> awaitable<std::variant<Final<Probed>, DorisError>> {
+  auto r = co_await retry([&](int) -> awaitable<DorisResult<Final<Probed>>> {
     Endpoint target;
     if (cfg.route == Route::ViaFe) {
       target = pick_fe();
@@ -67,8 +67,8 @@ awaitable<std::variant<LabelState, DorisError>> Core::probe(LoadSpec spec) {
     set_load_headers(req, spec, false);
     // Empty body, Content-Length: 0.
     auto answer = co_await send_attempt(target, std::move(req), cc, "label probe failed");
-    if (auto* e = std::get_if<DorisError>(&answer)) co_return std::move(*e);
-    const Answer& a = std::get<Answer>(answer);
+    if (!answer) co_return std::move(answer.error());
+    const Answer& a = *answer;
     cc.endpoint = a.from.host_port();
     cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
@@ -80,7 +80,7 @@ awaitable<std::variant<LabelState, DorisError>> Core::probe(LoadSpec spec) {
         co_return Final<Probed>{load_error(ErrorKind::ServerError, Disposition::Retry,
                                            "label probe: answer without TxnId", spec, cc.endpoint)};
       auto aborted = co_await txn_op(Operation::Abort, spec.db, c.load.txn_id, "");
-      if (auto* e = std::get_if<DorisError>(&aborted)) co_return Final<Probed>{std::move(*e)};
+      if (!aborted) co_return Final<Probed>{std::move(aborted.error())};
       co_return Final<Probed>{LabelState{LabelState::Unused, std::nullopt}};
     }
     co_return failed_attempt(std::move(c), a, "label probe");
@@ -88,11 +88,11 @@ awaitable<std::variant<LabelState, DorisError>> Core::probe(LoadSpec spec) {
   co_return final_or_error(std::move(r));
 }
 
-awaitable<std::variant<json::value, DorisError>> Core::fe_json(http::verb verb, std::string target, std::string body,
+awaitable<DorisResult<json::value>> Core::fe_json(http::verb verb, std::string target, std::string body,
                                                                ClassifyContext cc) {
   cc.op = Operation::Metadata;
   if (stopping) co_return shut_down();
-  co_return co_await retry([&](int) -> awaitable<std::variant<json::value, DorisError>> {
+  co_return co_await retry([&](int) -> awaitable<DorisResult<json::value>> {
     Endpoint fe = pick_fe();
     http::request<http::string_body> req{verb, target, 11};
     set_common_headers(req, fe);
@@ -101,8 +101,8 @@ awaitable<std::variant<json::value, DorisError>> Core::fe_json(http::verb verb, 
       req.body() = body;
     }
     auto answer = co_await send_attempt(fe, std::move(req), cc, "metadata request failed");
-    if (auto* e = std::get_if<DorisError>(&answer)) co_return std::move(*e);
-    const Answer& a = std::get<Answer>(answer);
+    if (!answer) co_return std::move(answer.error());
+    const Answer& a = *answer;
     cc.endpoint = a.from.host_port();
     cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
@@ -116,7 +116,7 @@ awaitable<std::variant<json::value, DorisError>> Core::fe_json(http::verb verb, 
   });
 }
 
-awaitable<std::variant<Answer, DorisError>> Core::send_attempt(Endpoint ep, http::request<http::string_body> req,
+awaitable<DorisResult<Answer>> Core::send_attempt(Endpoint ep, http::request<http::string_body> req,
                                                               const ClassifyContext& cc, std::string what) {
   try {
     co_return co_await send(ep, std::move(req));

@@ -42,8 +42,8 @@ void Pipeline::Impl::abort_loads(LoadMap& loads) {
       // the next start or by the label-conflict handling when this epoch number
       // is used again.
       auto r = deps_.doris.abort_by_label(target.db, load.spec.label);
-      if (auto* err = std::get_if<doris::DorisError>(&r))
-        log_->warn("aborting label {} failed: {}", load.spec.label, err->what());
+      if (!r)
+        log_->warn("aborting label {} failed: {}", load.spec.label, r.error().what());
     }
   loads.clear();
 }

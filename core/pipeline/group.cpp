@@ -175,9 +175,10 @@ void Pipeline::Impl::abort_record(const state::EpochRecord& rec) {
   bool committed_elsewhere = false;
   for (const auto& t : rec.txns) {
     auto r = deps_.doris.abort(t.db, t.txn_id);
-    if (auto* err = std::get_if<doris::DorisError>(&r)) {
-      if (err->kind() == doris::ErrorKind::AlreadyCommitted) committed_elsewhere = true;
-      else log_->warn("epoch {}: aborting txn {} (label {}) failed: {}", rec.epoch, t.txn_id, t.label, err->what());
+    if (!r) {
+      auto& err = r.error();
+      if (err.kind() == doris::ErrorKind::AlreadyCommitted) committed_elsewhere = true;
+      else log_->warn("epoch {}: aborting txn {} (label {}) failed: {}", rec.epoch, t.txn_id, t.label, err.what());
     }
   }
   deps_.store.set_state(rec.epoch, committed_elsewhere ? state::EpochState::Committed : state::EpochState::Aborted);
@@ -220,11 +221,12 @@ bool Pipeline::Impl::own_record_passed(const state::EpochRecord& rec) {
     spec.label = t.label;
     spec.sequence_col = deps_.router.settings({t.db, t.table}).sequence_col;
     auto probed = deps_.doris.probe_label(spec);
-    if (auto* err = std::get_if<doris::DorisError>(&probed)) {
-      if (err->kind() == doris::ErrorKind::UnknownTable) continue;
-      throw FatalStop{*err};
+    if (!probed) {
+      auto& err = probed.error();
+      if (err.kind() == doris::ErrorKind::UnknownTable) continue;
+      throw FatalStop{err};
     }
-    if (std::get<doris::LabelState>(probed).state == doris::LabelState::Finished) return true;
+    if (probed->state == doris::LabelState::Finished) return true;
   }
   return false;
 }
@@ -274,8 +276,8 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
     spec.label = label;
     spec.sequence_col = deps_.router.settings(t).sequence_col;
     auto probed = retry_blocking(resolve_retry(), retry_hooks(), [&](int) { return deps_.doris.probe_label(spec); });
-    if (auto* ls = std::get_if<doris::LabelState>(&probed)) return *ls;
-    const auto& err = std::get<doris::DorisError>(probed);
+    if (probed) return *probed;
+    const auto& err = probed.error();
     if (err.kind() == doris::ErrorKind::UnknownTable) return std::nullopt;  // a dropped table holds nothing
     throw FatalStop{err};
   };
@@ -398,7 +400,7 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
     for (const auto& p : probes)
       if (p.state.state == doris::LabelState::Precommitted && p.state.txn_id) {
         auto r = deps_.doris.abort(p.target.db, *p.state.txn_id);
-        if (auto* err = std::get_if<doris::DorisError>(&r)) throw FatalStop{*err};
+        if (!r) throw FatalStop{r.error()};
       }
     log_->warn("{} was pending in the consumer group and nothing of it is in Doris: its range is re-read", name);
     ++deps_.metrics.pending_epochs_resolved;
@@ -409,8 +411,8 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
     if (p.state.state != doris::LabelState::Precommitted || !p.state.txn_id) continue;
     auto r = retry_blocking(resolve_retry(), retry_hooks(),
                             [&](int) { return deps_.doris.commit(p.target.db, *p.state.txn_id); });
-    if (auto* err = std::get_if<doris::DorisError>(&r)) throw FatalStop{*err};
-    if (const auto o = std::get<doris::TxnOutcome>(r);
+    if (!r) throw FatalStop{r.error()};
+    if (const auto o = *r;
         o == doris::TxnOutcome::NotFoundOrAborted || o == doris::TxnOutcome::Aborted) {
       // Committed by someone else meanwhile (its owner, another resolver)
       // and forgotten since, as above, or really gone. The txn seen may
@@ -465,9 +467,9 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_reference(const state::Group
   spec.label = doris::make_label(m.label_prefix, t.db, t.table, m.epoch, 0);
   spec.sequence_col = deps_.router.settings(t).sequence_col;
   auto probed = retry_blocking(resolve_retry(), retry_hooks(), [&](int) { return deps_.doris.probe_label(spec); });
-  if (auto* err = std::get_if<doris::DorisError>(&probed))
-    throw FatalStop{Error(Disposition::Retry, name + ": probing label " + spec.label + " failed: " + err->what())};
-  const doris::LabelState& ls = std::get<doris::LabelState>(probed);
+  if (!probed)
+    throw FatalStop{Error(Disposition::Retry, name + ": probing label " + spec.label + " failed: " + probed.error().what())};
+  const doris::LabelState& ls = *probed;
   if (ls.state == doris::LabelState::Finished) {
     log_->info("{} was pending in the consumer group, its table list partition {} moved on and label {} is "
                "committed: its partitions start after it",

@@ -168,7 +168,7 @@ TEST_CASE("retry_blocking: an optional error result, nullopt being success", "[c
 TEST_CASE("retry: Final ends the retries whatever it holds", "[common][retry]") {
   Recorder rec;
   int calls = 0;
-  using Attempted = std::variant<Final<Outcome>, Error>;
+  using Attempted = Result<Final<Outcome>>;
   auto r = retry_blocking(policy(5), rec.hooks(), [&](int n) -> Attempted {
     ++calls;
     if (n == 0) return Error(Disposition::Retry, "retry me");

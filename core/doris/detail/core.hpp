@@ -260,9 +260,9 @@ class Core : public std::enable_shared_from_this<Core> {
 
   // ---- operations
   awaitable<TxnResult> txn_op(Operation op, std::string db, std::optional<int64_t> txn_id, std::string label);
-  awaitable<std::variant<LoadResult, DorisError>> do_load(std::shared_ptr<StreamState> st);
-  awaitable<std::variant<LabelState, DorisError>> probe(LoadSpec spec);
-  awaitable<std::variant<json::value, DorisError>> fe_json(http::verb verb, std::string target, std::string body,
+  awaitable<DorisResult<LoadResult>> do_load(std::shared_ptr<StreamState> st);
+  awaitable<DorisResult<LabelState>> probe(LoadSpec spec);
+  awaitable<DorisResult<json::value>> fe_json(http::verb verb, std::string target, std::string body,
                                                            ClassifyContext cc);
   awaitable<std::vector<std::string>> fetch_error_log(std::string url, std::string& problem);
 
@@ -283,7 +283,7 @@ class Core : public std::enable_shared_from_this<Core> {
   }
   // One attempt's exchange: the answer, or the transport failure's error
   // with the endpoint quarantined.
-  awaitable<std::variant<Answer, DorisError>> send_attempt(Endpoint ep, http::request<http::string_body> req,
+  awaitable<DorisResult<Answer>> send_attempt(Endpoint ep, http::request<http::string_body> req,
                                                            const ClassifyContext& cc, std::string what);
   // The error of an attempt whose answer was no success (a 5xx sender quarantined).
   DorisError failed_attempt(Classification c, const Answer& a, std::string_view what);
