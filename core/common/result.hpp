@@ -3,8 +3,8 @@
 // (has_value, operator bool, value, error, operator*, operator->), so that
 // moving to std::expected is a rename plus std::unexpected at the error
 // returns. Unlike std::expected an error converts implicitly: `return err;`
-// reads as the code it replaces (std::variant<T, E>), and E is never
-// constructible from T here (an Error is built from a disposition and text).
+// reads as the code it replaces (std::variant<T, E>); a T must not convert
+// to an E, so which one `return x;` builds is never in doubt.
 // Result<void, E> is the outcome of an operation with no value: success, or
 // the error.
 //
@@ -26,7 +26,7 @@ namespace cdc2doris {
 
 template <class T, class E = Error>
 class [[nodiscard]] Result {
-  static_assert(!std::is_constructible_v<E, T>, "E must not be constructible from T");
+  static_assert(!std::is_convertible_v<T, E>, "a T must not convert to an E: `return t;` would be ambiguous");
 
  public:
   using value_type = T;
@@ -38,7 +38,7 @@ class [[nodiscard]] Result {
       : v_(std::in_place_index<0>) {}
   template <class U = T>
     requires(std::is_constructible_v<T, U &&> && !std::is_same_v<std::remove_cvref_t<U>, Result> &&
-             !std::is_constructible_v<E, U &&>)
+             !std::is_convertible_v<U &&, E>)
   Result(U&& v) : v_(std::in_place_index<0>, std::forward<U>(v)) {}
   Result(E e) : v_(std::in_place_index<1>, std::move(e)) {}
 
