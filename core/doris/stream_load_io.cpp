@@ -171,7 +171,9 @@ awaitable<DorisResult<LoadResult>> Core::do_load(std::shared_ptr<StreamState> st
   // The answer of the last attempt, when it was retried for a 5xx or a
   // missing backend: out of attempts, it is the load's outcome.
   std::optional<Answer> retried_answer;
+  int attempts = 0;
   auto opened = co_await retry(abandoned, [&](int n) -> awaitable<DorisResult<Final<Opened>>> {
+    attempts = n + 1;
     retried_answer.reset();
     std::pair<std::shared_ptr<Conn>, std::optional<Answer>> once;
     try {
@@ -198,7 +200,11 @@ awaitable<DorisResult<LoadResult>> Core::do_load(std::shared_ptr<StreamState> st
   });
   if (!opened) {
     auto& e = opened.error();
-    if (abandoned()) co_return cancelled_error();
+    // Every error above but the cancellation is retried: ended with
+    // attempts left, the load was abandoned. Out of attempts, the last
+    // failure is the outcome, as before the retry loop was shared, even if
+    // the load was abandoned meanwhile.
+    if (attempts < cfg.retry.max_attempts) co_return cancelled_error();
     if (retried_answer) co_return co_await conclude(*retried_answer);
     co_return std::move(e);
   }
