@@ -777,8 +777,8 @@ std::vector<Key<Config>> declare() {
           "IPv6) or a name resolved at startup (`localhost`); port 0 picks a free one.",
           [](const Reader& r, const YAML::Node& n, const std::string& where, Config& c) {
             auto listen = resolve_listen(r.str(n, where));
-            if (auto* why = std::get_if<ListenError>(&listen)) r.expected(n, where, why->expected);
-            c.admin_listen = std::get<std::string>(listen);
+            if (!listen) r.expected(n, where, listen.error().expected);
+            c.admin_listen = *listen;
           },
           [](const Config& c) { return YAML::Node(c.admin_listen); }),
       C::secret("admin.token", FIELD(admin_token),

@@ -5,7 +5,7 @@
 
 namespace cdc2doris::config {
 
-std::variant<std::string, ListenError> resolve_listen(const std::string& s) {
+Result<std::string, ListenError> resolve_listen(const std::string& s) {
   const ListenError shape{"HOST:PORT such as 127.0.0.1:8080, localhost:8080 or [::1]:8080 (a bare port does not say "
                           "which interface to listen on; 0.0.0.0:PORT listens on all)"};
   const auto colon = s.rfind(':');

@@ -3,7 +3,8 @@
 // without brackets: it splits at the last ':'). Names are resolved when the
 // configuration is loaded, so `check` and `run` accept the same addresses.
 #include <string>
-#include <variant>
+
+#include "core/common/result.hpp"
 
 namespace cdc2doris::config {
 
@@ -11,6 +12,6 @@ struct ListenError {
   std::string expected;  // what an address must look like, for the error message
 };
 
-std::variant<std::string, ListenError> resolve_listen(const std::string& s);
+Result<std::string, ListenError> resolve_listen(const std::string& s);
 
 }  // namespace cdc2doris::config

@@ -26,22 +26,24 @@ int abort_lingering_txns(doris::DorisClient& client, const AbortLingering& what,
       if ((st.state != doris::LabelState::Running && st.state != doris::LabelState::Precommitted) || !st.txn_id)
         return doris::WalkNext::Continue;
       auto ab = client.abort(t.db, *st.txn_id);
-      if (auto* e = std::get_if<doris::DorisError>(&ab)) {
+      if (!ab) {
+        auto& e = ab.error();
         failed = true;
         err << "cdc2doris: aborting txn " << *st.txn_id << " (label " << in_use.label << ", table " << name
-            << "): " << e->what() << "\n";
+            << "): " << e.what() << "\n";
         return doris::WalkNext::Stop;
       }
       ++aborted;
       out << "aborted txn " << *st.txn_id << " (label " << in_use.label << ", table " << name << ")\n";
       return doris::WalkNext::Continue;
     });
-    if (auto* e = std::get_if<doris::DorisError>(&r)) {
-      err << "cdc2doris: Doris: " << e->what() << "\n";
+    if (!r) {
+      auto& e = r.error();
+      err << "cdc2doris: Doris: " << e.what() << "\n";
       return kExitFatal;
     }
     if (failed) return kExitFatal;
-    const auto& sum = std::get<doris::WalkSummary>(r);
+    const auto& sum = *r;
     walked += sum.probed;
     if (sum.budget_spent)
       err << "cdc2doris: stopped walking " << name << " after " << sum.probed << " label(s), in epoch "

@@ -176,8 +176,8 @@ class Checker {
       try {
         auto client = doris::make_client(one);
         auto r = client->sql("information_schema", "SHOW DATABASES");
-        if (auto* err = std::get_if<doris::DorisError>(&r))
-          failed(what, std::string(doris::to_string(err->kind())) + ": " + err->what());
+        if (!r)
+          failed(what, std::string(doris::to_string(r.error().kind())) + ": " + r.error().what());
         else
           ok(what + ": authenticated as " + cfg_.doris.user);
       } catch (const std::exception& e) {
@@ -217,13 +217,14 @@ class Checker {
     auto grants = doris_grants(*client);
     for (const auto& [t, from] : targets) {
       auto schema = client->schema(t.db, t.table);
-      const bool exists = !std::holds_alternative<doris::DorisError>(schema);
+      const bool exists = schema.has_value();
       if (grants) privileges(*grants, t, exists);
-      if (auto* err = std::get_if<doris::DorisError>(&schema)) {
-        failed("table " + t.name() + " (from " + from + ")", err->what());
+      if (!schema) {
+        auto& err = schema.error();
+        failed("table " + t.name() + " (from " + from + ")", err.what());
         continue;
       }
-      const auto& keys = std::get<doris::TableSchema>(schema).keys_type;
+      const auto& keys = schema->keys_type;
       std::string line = "table " + t.name() + ": " + keys + " (from " + from + ")";
       if (keys == "DUP_KEYS") line += " (WARNING: deletes cannot apply to a DUPLICATE KEY table; every change is appended)";
       ok(line);
@@ -234,11 +235,12 @@ class Checker {
   // does not say (then the first refused load names the GRANT instead).
   std::optional<doris::Grants> doris_grants(doris::DorisClient& client) {
     auto r = client.sql("", "SHOW GRANTS");
-    if (auto* err = std::get_if<doris::DorisError>(&r)) {
-      warn("doris privileges: WARNING: SHOW GRANTS failed, privileges not checked: " + std::string(err->what()));
+    if (!r) {
+      auto& err = r.error();
+      warn("doris privileges: WARNING: SHOW GRANTS failed, privileges not checked: " + std::string(err.what()));
       return std::nullopt;
     }
-    auto g = doris::parse_grants(std::get<doris::SqlResult>(r));
+    auto g = doris::parse_grants(r.value());
     if (!g) warn("doris privileges: WARNING: SHOW GRANTS answered no privilege columns, privileges not checked");
     return g;
   }

@@ -181,8 +181,8 @@ Throughput one_stream(const std::string& fe, const std::string& be, bool gzip, d
     while (Clock::now() < deadline && load_bytes < kLoadCap) {
       for (int k = 0; k < 4096; ++k) {  // check the clock every 4096 rows
         const std::string& r = rows[static_cast<size_t>(n) % rows.size()];
-        if (auto e = stream->write(r)) {
-          std::cerr << "write failed: " << e->what() << "\n";
+        if (auto e = stream->write(r); !e) {
+          std::cerr << "write failed: " << e.error().what() << "\n";
           std::exit(1);
         }
         load_bytes += r.size();
@@ -191,16 +191,17 @@ Throughput one_stream(const std::string& fe, const std::string& be, bool gzip, d
       }
     }
     auto res = stream->finish();
-    if (auto* e = std::get_if<DorisError>(&res)) {
-      std::cerr << "finish failed: " << e->what() << "\n";
+    if (!res) {
+      auto& e = res.error();
+      std::cerr << "finish failed: " << e.what() << "\n";
       std::exit(1);
     }
-    auto& lr = std::get<LoadResult>(res);
+    auto& lr = *res;
     if (!sink && lr.loaded_rows != load_rows) {
       std::cerr << "emulator counted " << lr.loaded_rows << " rows, sent " << load_rows << "\n";
       std::exit(1);
     }
-    if (!sink) client->abort("bench", lr.txn_id);
+    if (!sink) (void)client->abort("bench", lr.txn_id);  // cleanup only
     bytes += load_bytes;
     wire += lr.body_bytes;
   }
@@ -281,9 +282,9 @@ int main(int argc, char** argv) {
     s.table = "t";
     s.label = "warm";
     auto st = client->open_load(s);
-    st->write(rows[0]);
+    (void)st->write(rows[0]);  // finish() reports a failure
     auto r = st->finish();
-    if (auto* lr = std::get_if<LoadResult>(&r)) client->abort("bench", lr->txn_id);
+    if (r) (void)client->abort("bench", r->txn_id);
   }
   long before = rss_bytes();
   std::vector<std::unique_ptr<LoadStream>> open;
@@ -295,8 +296,8 @@ int main(int argc, char** argv) {
     s.label = "mem_" + std::to_string(i);
     s.unique_key = true;
     open.push_back(client->open_load(s));
-    if (auto e = open.back()->write(rows[static_cast<size_t>(i) % rows.size()])) {
-      std::cerr << "write failed: " << e->what() << "\n";
+    if (auto e = open.back()->write(rows[static_cast<size_t>(i) % rows.size()]); !e) {
+      std::cerr << "write failed: " << e.error().what() << "\n";
       return 1;
     }
   }
@@ -311,15 +312,15 @@ int main(int argc, char** argv) {
   std::vector<int64_t> txns;
   for (auto& s : open) {
     auto r = s->finish();
-    if (auto* lr = std::get_if<LoadResult>(&r)) {
+    if (r) {
       ++ok;
-      txns.push_back(lr->txn_id);
+      txns.push_back(r->txn_id);
     }
   }
   double finish_s = std::chrono::duration<double>(Clock::now() - t0).count();
   std::vector<std::future<TxnResult>> aborts;
   for (auto id : txns) aborts.push_back(client->abort_async("bench", id));
-  for (auto& f : aborts) f.get();
+  for (auto& f : aborts) (void)f.get();  // cleanup only
   std::printf("finished %d/%d streams in %.2f s\n", ok, streams, finish_s);
 
   std::printf(

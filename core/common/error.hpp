@@ -8,6 +8,7 @@
 
 namespace cdc2doris {
 
+// In order of gravity: RetryPolicy::retry_up_to (retry.hpp) compares them.
 enum class Disposition {
   Retry,  // transient: abort the epoch, rewind, back off, go on
   Fail,   // this unit of work cannot succeed as is (e.g. data quality); policy decides

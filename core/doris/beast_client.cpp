@@ -68,8 +68,6 @@ Core::Core(ClientConfig c) : cfg(std::move(c)), ioc(std::make_unique<net::io_con
   // to https, and the context must not be created lazily from I/O threads.
   (void)any_tls;
   tls_ctx.emplace(make_client_tls(ClientTlsFiles{cfg.tls.ca_file, {}, {}}, cfg.tls.verify_peer, "doris.tls"));
-  backoff.base = cfg.retry.base_backoff;
-  backoff.cap = cfg.retry.max_backoff;
 }
 
 Core::~Core() {
@@ -161,20 +159,20 @@ class ClientImpl final : public DorisClient {
     return spawn_txn(Operation::Abort, db, std::nullopt, label);
   }
 
-  std::variant<LabelState, DorisError> probe_label(const LoadSpec& spec) override {
+  DorisResult<LabelState> probe_label(const LoadSpec& spec) override {
     return run_blocking(*core_, probe_entry(core_.get(), spec), spec.db);
   }
 
-  std::variant<TableSchema, DorisError> schema(const std::string& db, const std::string& table) override {
+  DorisResult<TableSchema> schema(const std::string& db, const std::string& table) override {
     ClassifyContext cc;
     cc.db = db;
     cc.table = table;
     auto r = run_blocking(*core_, json_entry(core_.get(), http::verb::get, "/api/" + db + "/" + table + "/_schema", "", cc),
                           db);
-    if (auto* e = std::get_if<DorisError>(&r)) return std::move(*e);
+    if (!r) return std::move(r.error());
     TableSchema out;
     try {
-      auto& data = std::get<json::value>(r).at("data").as_object();
+      auto& data = r->at("data").as_object();
       if (auto* k = data.if_contains("keysType"); k && k->is_string()) out.keys_type = std::string(k->get_string());
       for (auto& p : data.at("properties").as_array()) {
         auto& o = p.as_object();
@@ -200,23 +198,23 @@ class ClientImpl final : public DorisClient {
     return out;
   }
 
-  std::optional<DorisError> health() override {
+  DorisResult<void> health() override {
     ClassifyContext cc;
     auto r = run_blocking(*core_, json_entry(core_.get(), http::verb::get, "/api/health", "", cc), "");
-    if (auto* e = std::get_if<DorisError>(&r)) return std::move(*e);
-    return std::nullopt;
+    if (!r) return std::move(r.error());
+    return {};
   }
 
-  std::variant<SqlResult, DorisError> sql(const std::string& db, const std::string& stmt) override {
+  DorisResult<SqlResult> sql(const std::string& db, const std::string& stmt) override {
     ClassifyContext cc;
     cc.db = db;
     json::object body{{"stmt", stmt}};
     auto r = run_blocking(
         *core_, json_entry(core_.get(), http::verb::post, "/api/query/default_cluster/" + db, json::serialize(body), cc), db);
-    if (auto* e = std::get_if<DorisError>(&r)) return std::move(*e);
+    if (!r) return std::move(r.error());
     SqlResult out;
     try {
-      auto& data = std::get<json::value>(r).at("data").as_object();
+      auto& data = r->at("data").as_object();
       if (auto* meta = data.if_contains("meta"); meta && meta->is_array())
         for (auto& m : meta->as_array())
           if (auto* n = m.as_object().if_contains("name"); n && n->is_string())
@@ -253,10 +251,10 @@ class ClientImpl final : public DorisClient {
       co_return DorisError(ErrorKind::ServerError, Disposition::Retry, std::string("2pc: ") + e.what());
     }
   }
-  static awaitable<std::variant<LabelState, DorisError>> probe_entry(Core* core, LoadSpec spec) {
+  static awaitable<DorisResult<LabelState>> probe_entry(Core* core, LoadSpec spec) {
     co_return co_await core->probe(std::move(spec));
   }
-  static awaitable<std::variant<json::value, DorisError>> json_entry(Core* core, http::verb verb,
+  static awaitable<DorisResult<json::value>> json_entry(Core* core, http::verb verb,
                                                                      std::string target, std::string body,
                                                                      ClassifyContext cc) {
     co_return co_await core->fe_json(verb, std::move(target), std::move(body), std::move(cc));

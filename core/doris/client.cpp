@@ -4,19 +4,19 @@ namespace cdc2doris::doris {
 
 LoadStream::~LoadStream() = default;
 
-std::optional<DorisError> LoadStream::write_from(std::string& rows) {
+DorisResult<void> LoadStream::write_from(std::string& rows) {
   auto err = write(rows);
   rows.clear();
   return err;
 }
-std::optional<DorisError> LoadStream::end_body() { return std::nullopt; }
+DorisResult<void> LoadStream::end_body() { return {}; }
 
 DorisClient::~DorisClient() = default;
 
-std::optional<DorisError> DorisClient::health() {
+DorisResult<void> DorisClient::health() {
   auto r = sql("", "SHOW DATABASES");
-  if (auto* e = std::get_if<DorisError>(&r)) return *e;
-  return std::nullopt;
+  if (!r) return r.error();
+  return {};
 }
 
 DorisError with_error_log(const DorisError& e, std::vector<std::string> lines) {

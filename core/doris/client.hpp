@@ -30,6 +30,8 @@
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "core/common/result.hpp"
+#include "core/common/retry.hpp"
 
 namespace cdc2doris::doris {
 
@@ -57,14 +59,6 @@ struct Timeouts {
   std::chrono::milliseconds keepalive_idle{20'000};
 };
 
-struct RetryPolicy {
-  // Attempts for idempotent operations (2PC, metadata, probe) and for opening
-  // a load before any body byte was sent. 1 = no retry.
-  int max_attempts = 4;
-  std::chrono::milliseconds base_backoff{100};
-  std::chrono::milliseconds max_backoff{5'000};
-};
-
 enum class Route {
   ViaFe,     // PUT to an FE, follow its 307 to a BE (auto-redirect)
   DirectBe,  // PUT straight to a BE: from `backends`, else discovered from the FEs
@@ -88,7 +82,9 @@ struct ClientConfig {
   std::chrono::milliseconds endpoint_quarantine{10'000};
   TlsConfig tls;
   Timeouts timeouts;
-  RetryPolicy retry;
+  // Attempts (1 = no retry) and backoff for idempotent operations (2PC,
+  // metadata, probe) and for opening a load before any body byte was sent.
+  RetryPolicy retry{Backoff{std::chrono::milliseconds(100), std::chrono::milliseconds(5'000)}, 4};
   // Bytes one LoadStream may hold before write() blocks (backpressure). The
   // body travels in chunks of min(chunk_bytes, buffer_bytes).
   size_t buffer_bytes = 1 << 20;
@@ -153,6 +149,10 @@ class DorisError : public Error {
 // (the log, /status, the fatal stop) says what Doris rejected and why.
 DorisError with_error_log(const DorisError& e, std::vector<std::string> lines);
 
+// What every call returns: its value (nothing for DorisResult<void>) or the error.
+template <class T>
+using DorisResult = Result<T, DorisError>;
+
 // ---------------------------------------------------------------- loads
 
 struct LoadSpec {
@@ -200,20 +200,20 @@ class LoadStream {
   // Appends rows (newline-separated JSON). Blocks while the buffer is full.
   // Returns the stream's error once it has failed (e.g. the BE answered early,
   // the connection broke); further writes keep returning it.
-  virtual std::optional<DorisError> write(std::string_view rows) = 0;
+  virtual DorisResult<void> write(std::string_view rows) = 0;
   // write(rows), after which `rows` is empty. A stream may take the caller's
   // buffer as a body chunk instead of copying it, and hand back one of its
   // own (empty, any capacity): rows gathered by the caller are then copied
   // once, not twice. On an error the rows are dropped like write()'s.
-  virtual std::optional<DorisError> write_from(std::string& rows);
+  virtual DorisResult<void> write_from(std::string& rows);
   // Sends what is buffered and the body's end without waiting for Doris'
   // answer, so that ending many loads costs one round trip, not one each:
   // end_body() on all of them, then finish() on each. Returns the stream's
   // error if it has one already. (The default leaves it all to finish().)
-  virtual std::optional<DorisError> end_body();
+  virtual DorisResult<void> end_body();
   // Ends the body (if end_body() did not) and waits for Doris' answer: with
   // 2PC the txn is PRECOMMITTED.
-  virtual std::variant<LoadResult, DorisError> finish() = 0;
+  virtual DorisResult<LoadResult> finish() = 0;
   // Abandons the load (closes the connection). The caller aborts the txn by label.
   virtual void cancel() = 0;
   virtual size_t buffered_bytes() const = 0;
@@ -231,7 +231,7 @@ enum class TxnOutcome {
 };
 const char* to_string(TxnOutcome o);
 
-using TxnResult = std::variant<TxnOutcome, DorisError>;
+using TxnResult = DorisResult<TxnOutcome>;
 
 struct ColumnSchema {
   std::string name, type, aggregation_type, comment;
@@ -269,16 +269,16 @@ class DorisClient {
   // Reference §3.4: an empty 2PC load with spec.label. Label Already Exists ->
   // its state and txn id; otherwise the probe began a fresh txn, which is
   // aborted here before returning Unused.
-  virtual std::variant<LabelState, DorisError> probe_label(const LoadSpec& spec) = 0;
+  virtual DorisResult<LabelState> probe_label(const LoadSpec& spec) = 0;
 
   // GET /api/{db}/{table}/_schema
-  virtual std::variant<TableSchema, DorisError> schema(const std::string& db, const std::string& table) = 0;
+  virtual DorisResult<TableSchema> schema(const std::string& db, const std::string& table) = 0;
   // POST /api/query/default_cluster/{db} {"stmt": ...}
-  virtual std::variant<SqlResult, DorisError> sql(const std::string& db, const std::string& stmt) = 0;
+  virtual DorisResult<SqlResult> sql(const std::string& db, const std::string& stmt) = 0;
 
   // Whether an FE answers (readiness): GET /api/health in the Beast client.
   // The default asks for the database list, which any FE answers too.
-  virtual std::optional<DorisError> health();
+  virtual DorisResult<void> health();
 };
 
 // Validates the config (throws std::invalid_argument naming the bad field),

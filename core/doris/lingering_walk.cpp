@@ -4,7 +4,7 @@
 
 namespace cdc2doris::doris {
 
-std::variant<WalkSummary, DorisError> walk_labels(DorisClient& client, const LabelWalk& walk,
+DorisResult<WalkSummary> walk_labels(DorisClient& client, const LabelWalk& walk,
                                                   const std::function<WalkNext(const LabelInUse&)>& on_in_use) {
   WalkSummary sum;
   LoadSpec spec;
@@ -23,12 +23,13 @@ std::variant<WalkSummary, DorisError> walk_labels(DorisClient& client, const Lab
       spec.label = make_label(walk.prefix, walk.db, walk.table, epoch, part);
       auto probed = client.probe_label(spec);
       ++sum.probed;
-      if (auto* err = std::get_if<DorisError>(&probed)) {
-        if (err->kind() != ErrorKind::UnknownTable) return *err;
+      if (!probed) {
+        auto& err = probed.error();
+        if (err.kind() != ErrorKind::UnknownTable) return err;
         sum.table_unknown = true;
         return sum;
       }
-      const auto& st = std::get<LabelState>(probed);
+      const auto& st = *probed;
       if (st.state == LabelState::Unused) {
         if (part == 0) continue;  // a later part may still be in use
         break;

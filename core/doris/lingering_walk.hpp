@@ -57,7 +57,7 @@ struct WalkSummary {
 
 // Calls on_in_use for every label in use, in walk order. Fails with the
 // probe's error (other than an unknown table).
-std::variant<WalkSummary, DorisError> walk_labels(DorisClient& client, const LabelWalk& walk,
+DorisResult<WalkSummary> walk_labels(DorisClient& client, const LabelWalk& walk,
                                                   const std::function<WalkNext(const LabelInUse&)>& on_in_use);
 
 }  // namespace cdc2doris::doris

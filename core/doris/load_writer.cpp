@@ -31,9 +31,9 @@ class LoadStreamImpl final : public LoadStream {
     if (started_ && !over) cancel();
   }
 
-  std::optional<DorisError> write(std::string_view rows) override {
+  DorisResult<void> write(std::string_view rows) override {
     if (finished_ || body_ended_) return stream_error("write after the body ended");
-    if (auto e = current_error()) return e;
+    if (auto e = current_error(); !e) return e;
     start();
     raw_bytes_ += rows.size();
     if (gzip_) {
@@ -43,7 +43,7 @@ class LoadStreamImpl final : public LoadStream {
         // Compressed output arrives in bursts; queue it chunk by chunk.
         std::string rest = cur_.substr(chunk_);
         cur_.resize(chunk_);
-        if (auto e = push()) return e;
+        if (auto e = push(); !e) return e;
         cur_ = std::move(rest);
       }
     } else {
@@ -52,20 +52,20 @@ class LoadStreamImpl final : public LoadStream {
         cur_.append(rows.data(), n);
         rows.remove_prefix(n);
         if (cur_.size() >= chunk_)
-          if (auto e = push()) return e;
+          if (auto e = push(); !e) return e;
       }
     }
     st_->pending_bytes.store(cur_.size(), std::memory_order_relaxed);
-    return std::nullopt;
+    return {};
   }
 
-  std::optional<DorisError> write_from(std::string& rows) override {
+  DorisResult<void> write_from(std::string& rows) override {
     // A caller's chunk's worth of rows with nothing of ours pending becomes
     // the chunk itself. A chunk is then up to twice chunk_ bytes: push()
     // waits for room for it, so the buffer cap holds as for write().
     if (gzip_ || finished_ || body_ended_ || !cur_.empty() || rows.size() < chunk_ || rows.size() > 2 * chunk_)
       return LoadStream::write_from(rows);
-    if (auto e = current_error()) {
+    if (auto e = current_error(); !e) {
       rows.clear();
       return e;
     }
@@ -77,32 +77,32 @@ class LoadStreamImpl final : public LoadStream {
     return err;
   }
 
-  std::optional<DorisError> end_body() override {
+  DorisResult<void> end_body() override {
     if (finished_) return stream_error("end_body after finish");
     if (body_ended_) return current_error();
     body_ended_ = true;
-    if (auto e = current_error()) return e;
+    if (auto e = current_error(); !e) return e;
     start();
     if (gz_) gz_->finish(cur_);
     gz_.reset();  // ~256 KiB of zlib state, not needed any more
     while (!cur_.empty()) {
       std::string rest = cur_.size() > chunk_ ? cur_.substr(chunk_) : std::string();
       if (cur_.size() > chunk_) cur_.resize(chunk_);
-      if (auto e = push()) return e;
+      if (auto e = push(); !e) return e;
       cur_ = std::move(rest);
     }
     st_->pending_bytes.store(0, std::memory_order_relaxed);
     std::unique_lock lk(st_->m);
     st_->finishing = true;
     StreamState::wake_io_and_unlock(lk, st_);
-    return std::nullopt;
+    return {};
   }
 
-  std::variant<LoadResult, DorisError> finish() override {
+  DorisResult<LoadResult> finish() override {
     if (finished_) return stream_error("finish called twice");
     auto err = end_body();
     finished_ = true;
-    if (err) return std::move(*err);
+    if (!err) return std::move(err.error());
     std::unique_lock lk(st_->m);
     st_->cv.wait(lk, [&] { return st_->done; });
     if (st_->error) return *st_->error;
@@ -124,11 +124,11 @@ class LoadStreamImpl final : public LoadStream {
   DorisError stream_error(const char* what) {
     return load_error(ErrorKind::BadRequest, Disposition::Fatal, std::string("stream load: ") + what, st_->spec, "");
   }
-  std::optional<DorisError> current_error() {
-    if (!st_->over.load(std::memory_order_acquire)) return std::nullopt;
+  DorisResult<void> current_error() {
+    if (!st_->over.load(std::memory_order_acquire)) return {};
     std::lock_guard lk(st_->m);
-    if (st_->done && st_->error) return st_->error;
-    return std::nullopt;
+    if (st_->done && st_->error) return *st_->error;
+    return {};
   }
   void start() {
     if (started_) return;
@@ -141,7 +141,7 @@ class LoadStreamImpl final : public LoadStream {
     net::co_spawn(st_->strand, run(core_.get(), st_), net::detached);
   }
   static awaitable<void> run(Core* core, std::shared_ptr<StreamState> st) {
-    std::variant<LoadResult, DorisError> out =
+    DorisResult<LoadResult> out =
         load_error(ErrorKind::ServerError, Disposition::Retry, "stream load: internal error", st->spec, "");
     try {
       out = co_await core->do_load(st);
@@ -154,10 +154,10 @@ class LoadStreamImpl final : public LoadStream {
       if (!st->done) {
         st->done = true;
         st->over = true;
-        if (auto* r = std::get_if<LoadResult>(&out))
-          st->result = std::move(*r);
+        if (out)
+          st->result = std::move(*out);
         else
-          st->error = std::move(std::get<DorisError>(out));
+          st->error = std::move(out.error());
       }
       st->queue.clear();
       st->spare.clear();
@@ -174,7 +174,7 @@ class LoadStreamImpl final : public LoadStream {
   // machine the woken I/O thread preempts this (the pipeline's) thread. Rows
   // reach Doris no later for it where it counts: the body's end and a full
   // buffer always wake it (issue 18).
-  std::optional<DorisError> push() {
+  DorisResult<void> push() {
     std::unique_lock lk(st_->m);
     // Room for the chunk being queued AND the next one being filled: the
     // stream's memory (queued + in flight + pending) stays within cap.
@@ -187,7 +187,7 @@ class LoadStreamImpl final : public LoadStream {
     if (st_->done) {
       cur_.clear();
       st_->pending_bytes.store(0, std::memory_order_relaxed);
-      if (st_->error) return st_->error;
+      if (st_->error) return *st_->error;
       return stream_error("stream already finished");
     }
     st_->queued += cur_.size();
@@ -199,7 +199,7 @@ class LoadStreamImpl final : public LoadStream {
       st_->spare.pop_back();
     }
     if (st_->queued >= wake_at()) StreamState::wake_io_and_unlock(lk, st_);
-    return std::nullopt;
+    return {};
   }
   size_t wake_at() const { return std::max(chunk_, st_->cap / 4); }
 

@@ -128,7 +128,7 @@ awaitable<void> read_final(std::shared_ptr<Conn> conn, std::shared_ptr<StreamSta
 }
 }  // namespace
 
-awaitable<std::variant<LoadResult, DorisError>> Core::do_load(std::shared_ptr<StreamState> st) {
+awaitable<DorisResult<LoadResult>> Core::do_load(std::shared_ptr<StreamState> st) {
   const LoadSpec& spec = st->spec;
   ClassifyContext cc;
   cc.op = Operation::StreamLoad;
@@ -140,7 +140,7 @@ awaitable<std::variant<LoadResult, DorisError>> Core::do_load(std::shared_ptr<St
   };
   // Turns an answer into the outcome, fetching the error log of a
   // data-quality failure into the error.
-  auto conclude = [&](const Answer& a) -> awaitable<std::variant<LoadResult, DorisError>> {
+  auto conclude = [&](const Answer& a) -> awaitable<DorisResult<LoadResult>> {
     cc.endpoint = a.from.host_port();
     cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
@@ -165,43 +165,52 @@ awaitable<std::variant<LoadResult, DorisError>> Core::do_load(std::shared_ptr<St
   };
 
   // ---- open: connect, headers, 100-continue; retried while no body byte left
-  std::shared_ptr<Conn> conn;
-  std::optional<DorisError> last;
-  for (int attempt = 0;; ++attempt) {
-    if (st->cancelled_snapshot() || stopping) co_return cancelled_error();
-    if (attempt) co_await sleep(backoff.delay(attempt - 1));
-    std::pair<std::shared_ptr<Conn>, std::optional<Answer>> opened;
+  using Opened = std::variant<std::shared_ptr<Conn>, Answer>;  // the load's connection, or Doris' answer
+  auto abandoned = [&] { return st->cancelled_snapshot() || stopping.load(); };
+  if (abandoned()) co_return cancelled_error();
+  // The answer of the last attempt, when it was retried for a 5xx or a
+  // missing backend: out of attempts, it is the load's outcome.
+  std::optional<Answer> retried_answer;
+  int attempts = 0;
+  auto opened = co_await retry(abandoned, [&](int n) -> awaitable<DorisResult<Final<Opened>>> {
+    attempts = n + 1;
+    retried_answer.reset();
+    std::pair<std::shared_ptr<Conn>, std::optional<Answer>> once;
     try {
-      opened = co_await open_once(*st);
+      once = co_await open_once(*st);
     } catch (const TransportFailure& f) {
       st->conn.reset();
       quarantine(f.ep, f.what());
-      last = transport_error(f, cc, "stream load: opening failed");
-      if (attempt + 1 < cfg.retry.max_attempts) continue;
-      co_return std::move(*last);
+      co_return transport_error(f, cc, "stream load: opening failed");
     }
-    if (opened.first) {
-      conn = std::move(opened.first);
-      break;
-    }
-    if (!opened.second) co_return cancelled_error();
-    Answer& a = *opened.second;
-    if (a.from.host.empty()) {  // DirectBe without any known BE
-      last = load_error(ErrorKind::NoBackend, Disposition::Retry, "stream load: no backend known", spec, "");
-      if (attempt + 1 < cfg.retry.max_attempts) continue;
-      co_return std::move(*last);
-    }
+    if (once.first) co_return Final<Opened>{std::move(once.first)};
+    if (!once.second) co_return cancelled_error();
+    Answer& a = *once.second;
+    if (a.from.host.empty())  // DirectBe without any known BE
+      co_return load_error(ErrorKind::NoBackend, Disposition::Retry, "stream load: no backend known", spec, "");
     cc.endpoint = a.from.host_port();
     cc.user = cfg.user;
     auto c = classify(a.status, a.body, cc);
     const bool retry_here = c.error && c.error->disposition() == Disposition::Retry &&
                             (c.error->kind() == ErrorKind::NoBackend || a.status >= 500);
-    if (retry_here && attempt + 1 < cfg.retry.max_attempts) {
-      if (a.status >= 500) quarantine(a.from, "HTTP " + std::to_string(a.status));
-      continue;
-    }
-    co_return co_await conclude(a);
+    if (!retry_here) co_return Final<Opened>{std::move(a)};
+    if (a.status >= 500 && n + 1 < cfg.retry.max_attempts) quarantine(a.from, "HTTP " + std::to_string(a.status));
+    retried_answer = std::move(a);
+    co_return std::move(*c.error);
+  });
+  if (!opened) {
+    auto& e = opened.error();
+    // Every error above but the cancellation is retried: ended with
+    // attempts left, the load was abandoned. Out of attempts, the last
+    // failure is the outcome, as before the retry loop was shared, even if
+    // the load was abandoned meanwhile.
+    if (attempts < cfg.retry.max_attempts) co_return cancelled_error();
+    if (retried_answer) co_return co_await conclude(*retried_answer);
+    co_return std::move(e);
   }
+  Opened& got = opened->result;
+  if (auto* a = std::get_if<Answer>(&got)) co_return co_await conclude(*a);
+  std::shared_ptr<Conn> conn = std::move(std::get<std::shared_ptr<Conn>>(got));
 
   // ---- stream the body while a reader waits for the final answer
   const Endpoint at = conn->ep;

@@ -28,8 +28,8 @@ std::optional<doris::DorisError> datetime_scales(doris::DorisClient& doris, cons
   if (std::none_of(cols.begin(), cols.end(), [](const auto& c) { return upper(c.type).rfind("DATETIME", 0) == 0; }))
     return std::nullopt;
   auto res = doris.sql(t.db, "DESC " + schema::quote_ident(t.db) + "." + schema::quote_ident(t.table));
-  if (auto* err = std::get_if<doris::DorisError>(&res)) return *err;
-  const auto& sql = std::get<doris::SqlResult>(res);
+  if (!res) return res.error();
+  const auto& sql = *res;
   size_t field = 0, type = 1;
   for (size_t i = 0; i < sql.columns.size(); ++i) {
     if (upper(sql.columns[i]) == "FIELD") field = i;
@@ -52,7 +52,8 @@ std::optional<const decode::SchemaNode*> DorisColumnTypes::types(const Target& t
   std::unique_ptr<decode::SchemaNode> node;
   auto schema = doris_.schema(target.db, target.table);
   std::optional<doris::DorisError> failed;
-  if (const auto* s = std::get_if<doris::TableSchema>(&schema)) {
+  if (schema) {
+    const doris::TableSchema* s = &*schema;
     std::vector<decode::DorisColumn> cols;
     for (const auto& c : s->columns) cols.push_back({c.name, c.type, c.precision, c.scale});
     failed = datetime_scales(doris_, target, cols);
@@ -64,7 +65,7 @@ std::optional<const decode::SchemaNode*> DorisColumnTypes::types(const Target& t
         for (auto& f : node->fields) f.field = settings.transforms->source_name(f.field);
     }
   } else {
-    failed = std::get<doris::DorisError>(schema);
+    failed = schema.error();
   }
   if (failed) {
     const auto& err = *failed;

@@ -35,8 +35,8 @@ std::optional<Error> Pipeline::Impl::finish_loads(LoadMap& loads, std::vector<st
     for (auto& load : tl.loads)
       if (!load.skip && !load.isolated) {
         if (auto err = flush_pending(load)) return isolate_after(target, *err).value_or(*err);
-        if (auto err = load.stream->end_body()) {
-          auto failed = load_failed(load, std::move(*err));
+        if (auto ended = load.stream->end_body(); !ended) {
+          auto failed = load_failed(load, std::move(ended.error()));
           return isolate_after(target, failed).value_or(failed);
         }
       }
@@ -56,11 +56,11 @@ std::optional<Error> Pipeline::Impl::finish_loads(LoadMap& loads, std::vector<st
         r = *load.isolated->result;
       } else {
         auto res = load.stream->finish();
-        if (auto* err = std::get_if<doris::DorisError>(&res)) {
-          auto failed = load_failed(load, std::move(*err));
+        if (!res) {
+          auto failed = load_failed(load, std::move(res.error()));
           return isolate_after(target, failed).value_or(failed);
         }
-        r = std::get<doris::LoadResult>(res);
+        r = *res;
       }
       if (r.filtered_rows > 0)
         log_->warn("table {}: {} row(s) filtered by Doris within max_filter_ratio (label {}, txn {}, {})",
@@ -332,7 +332,8 @@ void Pipeline::Impl::drive_closing(bool block) {
       doris::TxnResult res = it->second.get();
       it = c.inflight.erase(it);
       auto& txn = c.record.txns[idx];
-      if (auto* err = std::get_if<doris::DorisError>(&res)) {
+      if (!res) {
+        auto* err = &res.error();
         auto& ctx = err->context();
         if (ctx.table.empty()) ctx.table = txn.db + "." + txn.table;
         if (ctx.label.empty()) ctx.label = txn.label;
@@ -351,7 +352,7 @@ void Pipeline::Impl::drive_closing(bool block) {
         retry = true;
         continue;
       }
-      if (const auto outcome = std::get<doris::TxnOutcome>(res);
+      if (const auto outcome = *res;
           outcome == doris::TxnOutcome::NotFoundOrAborted || outcome == doris::TxnOutcome::Aborted) {
         switch (classify_lost(txn, c.record, outcome == doris::TxnOutcome::Aborted)) {
           case LostCheck::Committed: break;
@@ -401,8 +402,8 @@ std::optional<bool> Pipeline::Impl::unique_key(const Target& t) {
   if (auto it = table_info_cache_.find(t); it != table_info_cache_.end()) return it->second.unique;
   if (auto s = deps_.router.settings(t).unique_key) return *s;
   auto schema = deps_.doris.schema(t.db, t.table);
-  if (std::holds_alternative<doris::DorisError>(schema)) return std::nullopt;
-  return std::get<doris::TableSchema>(schema).keys_type == "UNIQUE_KEYS";
+  if (!schema.has_value()) return std::nullopt;
+  return schema->keys_type == "UNIQUE_KEYS";
 }
 
 Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& txn, const state::EpochRecord& rec,
@@ -417,18 +418,19 @@ Pipeline::Impl::LostCheck Pipeline::Impl::classify_lost(const state::TableTxn& t
   // A table with a (hidden) sequence column refuses a load that does not name it.
   spec.sequence_col = deps_.router.settings({txn.db, txn.table}).sequence_col;
   auto probed = deps_.doris.probe_label(spec);
-  if (auto* err = std::get_if<doris::DorisError>(&probed)) {
+  if (!probed) {
+    auto* err = &probed.error();
     if (err->disposition() == Disposition::Retry) return LostCheck::Retry;
     failure_ = *err;
     step(Who::Closing, Event::CommitFatal);
     return LostCheck::Retry;  // not reached: CommitFatal stops
   }
-  const auto& ls = std::get<doris::LabelState>(probed);
+  const auto& ls = *probed;
   if (ls.state == doris::LabelState::Finished) return LostCheck::Committed;
   if (ls.state != doris::LabelState::Unused && ls.txn_id) {
     // Someone (an earlier replay attempt) holds the label: free it for the replay.
     auto r = deps_.doris.abort(txn.db, *ls.txn_id);
-    if (std::holds_alternative<doris::DorisError>(r)) return LostCheck::Retry;
+    if (!r.has_value()) return LostCheck::Retry;
   }
   if (known_aborted) return LostCheck::Lost;
   // Pre-committed less than Doris' pre-commit timeout ago, the txn cannot

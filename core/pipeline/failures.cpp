@@ -3,7 +3,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <thread>
 #include <variant>
 
 namespace cdc2doris::pipeline {
@@ -43,8 +42,8 @@ void Pipeline::Impl::abort_loads(LoadMap& loads) {
       // the next start or by the label-conflict handling when this epoch number
       // is used again.
       auto r = deps_.doris.abort_by_label(target.db, load.spec.label);
-      if (auto* err = std::get_if<doris::DorisError>(&r))
-        log_->warn("aborting label {} failed: {}", load.spec.label, err->what());
+      if (!r)
+        log_->warn("aborting label {} failed: {}", load.spec.label, r.error().what());
     }
   loads.clear();
 }
@@ -94,23 +93,24 @@ void Pipeline::Impl::seek_to_epoch_starts(const std::string& reason) {
     // would skip the records between the rewind target and there (issue 31).
     // A retryable failure is retried; one that persists stops the run
     // (exit 4) and the next start re-reads from the recorded state.
-    for (int attempt = 0;; ++attempt) {
-      auto err = deps_.source.seek(tp, b->second, std::chrono::seconds(10));
-      if (!err) break;
-      ErrorContext ctx = err->context();
-      ctx.topic = tp.topic;
-      ctx.partition = tp.partition;
-      ctx.offset = b->second;
-      Error e(err->disposition(),
-              "rewind (" + reason + "): seek " + kafka::to_string(tp) + " to " + std::to_string(b->second) +
-                  " failed: " + err->what(),
-              ctx);
-      if (err->disposition() == Disposition::Fatal || attempt + 1 >= kSeekAttempts || stop_.load())
-        throw FatalStop{Error(err->disposition() == Disposition::Fatal ? Disposition::Fatal : Disposition::Retry,
-                              e.what(), ctx)};
-      log_->warn("{}; will retry", e.what());
-      sleep_backoff(attempt);
-    }
+    auto err = retry_blocking(
+        RetryPolicy{backoff_, kSeekAttempts, {}, Disposition::Fail},
+        retry_hooks([&](const Error& e, int) { log_->warn("{}; will retry", e.what()); }),
+        [&](int) -> std::optional<Error> {
+          auto failed = deps_.source.seek(tp, b->second, std::chrono::seconds(10));
+          if (!failed) return std::nullopt;
+          ErrorContext ctx = failed->context();
+          ctx.topic = tp.topic;
+          ctx.partition = tp.partition;
+          ctx.offset = b->second;
+          return Error(failed->disposition(),
+                       "rewind (" + reason + "): seek " + kafka::to_string(tp) + " to " +
+                           std::to_string(b->second) + " failed: " + failed->what(),
+                       ctx);
+        });
+    if (err)
+      throw FatalStop{Error(err->disposition() == Disposition::Fatal ? Disposition::Fatal : Disposition::Retry,
+                            err->what(), err->context())};
     pos_[tp] = b->second;
   }
   current_pos_ = current_base_ = nullptr;
@@ -130,12 +130,15 @@ bool Pipeline::Impl::end_fenced_wait_if_due() {
 }
 
 void Pipeline::Impl::sleep_backoff(int attempt) {
-  auto until = Clock::now() + backoff_.delay(attempt);
-  // Sleep in slices: a stop request must not wait out a long backoff.
-  while (!stop_.load() && Clock::now() < until) {
-    deps_.metrics.beat();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  sleep_in_slices(backoff_.delay(attempt), stop_, [this] { deps_.metrics.beat(); });
+}
+
+RetryHooks Pipeline::Impl::retry_hooks(std::function<void(const Error&, int)> on_retry,
+                                       std::function<bool()> stopped) {
+  if (!stopped) stopped = [this] { return stop_.load(); };
+  return RetryHooks{std::move(stopped),
+                    [this](std::chrono::milliseconds d) { sleep_in_slices(d, stop_, [this] { deps_.metrics.beat(); }); },
+                    std::move(on_retry)};
 }
 
 }  // namespace cdc2doris::pipeline

@@ -95,34 +95,42 @@ kafka::GroupOffsetMap commit_point_offsets(const state::EpochRecord& rec) {
 
 }  // namespace
 
+RetryPolicy Pipeline::Impl::group_retry() const {
+  return RetryPolicy{backoff_, 0, kGroupRetryFor, Disposition::Fail};
+}
+
 std::variant<kafka::GroupOffsetMap, Error> Pipeline::Impl::read_group(const std::vector<TopicPartition>& tps) {
-  const auto until = Clock::now() + kGroupRetryFor;
-  for (int attempt = 0;; ++attempt) {
-    auto r = deps_.source.committed_group(tps, kGroupTimeout);
-    if (std::holds_alternative<kafka::GroupOffsetMap>(r)) return r;
-    const Error& e = std::get<Error>(r);
-    if (e.disposition() == Disposition::Fatal || Clock::now() >= until || stop_.load()) return e;
-    log_->warn("reading the consumer group's offsets failed, will retry: {}", e.what());
-    sleep_backoff(attempt);
-  }
+  return retry_blocking(group_retry(), retry_hooks([&](const Error& e, int) {
+                          log_->warn("reading the consumer group's offsets failed, will retry: {}", e.what());
+                        }),
+                        [&](int) { return deps_.source.committed_group(tps, kGroupTimeout); });
 }
 
 Event Pipeline::Impl::commit_group_point(const state::EpochRecord& rec) {
   if (rec.partitions.empty()) return Event::GroupCommitted;
   const kafka::GroupOffsetMap offsets = commit_point_offsets(rec);
-  const auto until = Clock::now() + kGroupRetryFor;
-  for (int attempt = 0;; ++attempt) {
-    kafka::CommitResult r = deps_.source.commit_group(offsets);
-    if (r.status == kafka::CommitStatus::Committed) {
-      CDC2DORIS_CRASH_POINT("after_group_commit");
-      return Event::GroupCommitted;
-    }
+  kafka::CommitResult r;
+  // Retried while the commit fails, not when it is fenced; until the stop's
+  // deadline, not the stop request (the epoch is past its pre-commits).
+  retry_blocking(group_retry(),
+                 retry_hooks({}, [this] { return stop_deadline_passed(); }),
+                 [&](int) -> std::optional<Error> {
+                   r = deps_.source.commit_group(offsets);
+                   if (r.status != kafka::CommitStatus::Failed) return std::nullopt;
+                   if (r.error && r.error->disposition() == Disposition::Fatal) return r.error;
+                   log_->warn("epoch {}: committing the pending epoch to the consumer group failed, will retry: {}",
+                              rec.epoch, r.error ? r.error->what() : "?");
+                   return r.error ? *r.error : Error(Disposition::Retry, "?");
+                 });
+  if (r.status == kafka::CommitStatus::Committed) {
+    CDC2DORIS_CRASH_POINT("after_group_commit");
+    return Event::GroupCommitted;
+  }
+  {
     const std::string why = r.error ? r.error->what() : "?";
-    if (r.status == kafka::CommitStatus::Fenced) {
+    if (r.status == kafka::CommitStatus::Fenced)
       log_->warn("epoch {}: the consumer group refused this member's generation: {}", rec.epoch, why);
-      break;
-    }
-    if (r.error && r.error->disposition() == Disposition::Fatal) {
+    else if (r.error && r.error->disposition() == Disposition::Fatal) {
       // Refused for its size (kafka_source.cpp): not a fence, and retrying
       // cannot help. Per-partition refusals may have let others through, so
       // the record stays PRECOMMITTED and the next start asks the group.
@@ -134,9 +142,6 @@ Event Pipeline::Impl::commit_group_point(const state::EpochRecord& rec) {
       open_.loads.clear();
       return Event::LoadFailedFatal;
     }
-    log_->warn("epoch {}: committing the pending epoch to the consumer group failed, will retry: {}", rec.epoch, why);
-    if (Clock::now() >= until || stop_deadline_passed()) break;
-    sleep_backoff(attempt);
   }
   // An attempt that timed out may still have been written: the group itself
   // says whether the commit point passed.
@@ -170,9 +175,10 @@ void Pipeline::Impl::abort_record(const state::EpochRecord& rec) {
   bool committed_elsewhere = false;
   for (const auto& t : rec.txns) {
     auto r = deps_.doris.abort(t.db, t.txn_id);
-    if (auto* err = std::get_if<doris::DorisError>(&r)) {
-      if (err->kind() == doris::ErrorKind::AlreadyCommitted) committed_elsewhere = true;
-      else log_->warn("epoch {}: aborting txn {} (label {}) failed: {}", rec.epoch, t.txn_id, t.label, err->what());
+    if (!r) {
+      auto& err = r.error();
+      if (err.kind() == doris::ErrorKind::AlreadyCommitted) committed_elsewhere = true;
+      else log_->warn("epoch {}: aborting txn {} (label {}) failed: {}", rec.epoch, t.txn_id, t.label, err.what());
     }
   }
   deps_.store.set_state(rec.epoch, committed_elsewhere ? state::EpochState::Committed : state::EpochState::Aborted);
@@ -215,11 +221,12 @@ bool Pipeline::Impl::own_record_passed(const state::EpochRecord& rec) {
     spec.label = t.label;
     spec.sequence_col = deps_.router.settings({t.db, t.table}).sequence_col;
     auto probed = deps_.doris.probe_label(spec);
-    if (auto* err = std::get_if<doris::DorisError>(&probed)) {
-      if (err->kind() == doris::ErrorKind::UnknownTable) continue;
-      throw FatalStop{*err};
+    if (!probed) {
+      auto& err = probed.error();
+      if (err.kind() == doris::ErrorKind::UnknownTable) continue;
+      throw FatalStop{err};
     }
-    if (std::get<doris::LabelState>(probed).state == doris::LabelState::Finished) return true;
+    if (probed->state == doris::LabelState::Finished) return true;
   }
   return false;
 }
@@ -268,14 +275,11 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
     spec.table = t.table;
     spec.label = label;
     spec.sequence_col = deps_.router.settings(t).sequence_col;
-    for (int attempt = 0;; ++attempt) {
-      auto probed = deps_.doris.probe_label(spec);
-      if (auto* ls = std::get_if<doris::LabelState>(&probed)) return *ls;
-      const auto& err = std::get<doris::DorisError>(probed);
-      if (err.kind() == doris::ErrorKind::UnknownTable) return std::nullopt;  // a dropped table holds nothing
-      if (err.disposition() != Disposition::Retry || attempt >= 8 || stop_.load()) throw FatalStop{err};
-      sleep_backoff(attempt);
-    }
+    auto probed = retry_blocking(resolve_retry(), retry_hooks(), [&](int) { return deps_.doris.probe_label(spec); });
+    if (probed) return *probed;
+    const auto& err = probed.error();
+    if (err.kind() == doris::ErrorKind::UnknownTable) return std::nullopt;  // a dropped table holds nothing
+    throw FatalStop{err};
   };
   // Another member resolving the same epoch probes the same labels, and a
   // probe of a free label holds it for a moment under a txn of its own
@@ -396,7 +400,7 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
     for (const auto& p : probes)
       if (p.state.state == doris::LabelState::Precommitted && p.state.txn_id) {
         auto r = deps_.doris.abort(p.target.db, *p.state.txn_id);
-        if (auto* err = std::get_if<doris::DorisError>(&r)) throw FatalStop{*err};
+        if (!r) throw FatalStop{r.error()};
       }
     log_->warn("{} was pending in the consumer group and nothing of it is in Doris: its range is re-read", name);
     ++deps_.metrics.pending_epochs_resolved;
@@ -405,27 +409,21 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_pending(const state::GroupMe
   // Past its commit point: commit what is still pre-committed.
   for (const auto& p : probes) {
     if (p.state.state != doris::LabelState::Precommitted || !p.state.txn_id) continue;
-    for (int attempt = 0;; ++attempt) {
-      auto r = deps_.doris.commit(p.target.db, *p.state.txn_id);
-      if (auto* err = std::get_if<doris::DorisError>(&r)) {
-        if (err->disposition() != Disposition::Retry || attempt >= 8 || stop_.load()) throw FatalStop{*err};
-        sleep_backoff(attempt);
-        continue;
-      }
-      if (const auto o = std::get<doris::TxnOutcome>(r);
-          o == doris::TxnOutcome::NotFoundOrAborted || o == doris::TxnOutcome::Aborted) {
-        // Committed by someone else meanwhile (its owner, another resolver)
-        // and forgotten since, as above, or really gone. The txn seen may
-        // also have been another resolver's probe (settled above), which
-        // that resolver aborted: the label was free for it, so within the
-        // pre-commit timeout the epoch's own txn was committed and forgotten.
-        auto again = settled(p.target, p.label, probe(p.target, p.label), p.state.txn_id);
-        const bool forgotten = again && again->state == doris::LabelState::Unused && window == ForgetWindow::Young;
-        if (!forgotten && (!again || again->state != doris::LabelState::Finished))
-          throw FatalStop{Error(Disposition::Retry, name + ": txn " + std::to_string(*p.state.txn_id) + " (label " +
-                                                        p.label + ") vanished while it was being committed")};
-      }
-      break;
+    auto r = retry_blocking(resolve_retry(), retry_hooks(),
+                            [&](int) { return deps_.doris.commit(p.target.db, *p.state.txn_id); });
+    if (!r) throw FatalStop{r.error()};
+    if (const auto o = *r;
+        o == doris::TxnOutcome::NotFoundOrAborted || o == doris::TxnOutcome::Aborted) {
+      // Committed by someone else meanwhile (its owner, another resolver)
+      // and forgotten since, as above, or really gone. The txn seen may
+      // also have been another resolver's probe (settled above), which
+      // that resolver aborted: the label was free for it, so within the
+      // pre-commit timeout the epoch's own txn was committed and forgotten.
+      auto again = settled(p.target, p.label, probe(p.target, p.label), p.state.txn_id);
+      const bool forgotten = again && again->state == doris::LabelState::Unused && window == ForgetWindow::Young;
+      if (!forgotten && (!again || again->state != doris::LabelState::Finished))
+        throw FatalStop{Error(Disposition::Retry, name + ": txn " + std::to_string(*p.state.txn_id) + " (label " +
+                                                      p.label + ") vanished while it was being committed")};
     }
     log_->info("{}: committed txn {} (label {}) left pre-committed by its owner", name, *p.state.txn_id, p.label);
   }
@@ -468,59 +466,54 @@ Pipeline::Impl::PendingFate Pipeline::Impl::resolve_reference(const state::Group
   spec.table = t.table;
   spec.label = doris::make_label(m.label_prefix, t.db, t.table, m.epoch, 0);
   spec.sequence_col = deps_.router.settings(t).sequence_col;
-  for (int attempt = 0;; ++attempt) {
-    auto probed = deps_.doris.probe_label(spec);
-    if (auto* ls = std::get_if<doris::LabelState>(&probed)) {
-      if (ls->state == doris::LabelState::Finished) {
-        log_->info("{} was pending in the consumer group, its table list partition {} moved on and label {} is "
-                   "committed: its partitions start after it",
-                   name, kafka::to_string(anchor), spec.label);
-        return resolved_[key] = PendingFate::Committed;
-      }
-      if (ls->state == doris::LabelState::Precommitted)
-        throw FatalStop{Error(Disposition::Retry,
-                              name + " is pending in the consumer group, the partition holding its table list (" +
-                                  kafka::to_string(anchor) + ") moved on, and label " + spec.label +
-                                  " is still pre-committed: its fate cannot be told; retried at the next start")};
-      // Not known to Doris: aborted, or committed and forgotten. Within the
-      // pre-commit timeout only the latter (resolve_pending).
-      switch (forget_window(m.precommit_floor_ms)) {
-        case ForgetWindow::Young:
-          log_->info("{} was pending in the consumer group, its table list partition {} moved on and label {} is "
-                     "no longer known to Doris within the pre-commit timeout: committed and forgotten; its "
-                     "partitions start after it",
-                     name, kafka::to_string(anchor), spec.label);
-          return resolved_[key] = PendingFate::Committed;
-        case ForgetWindow::Unsure:
-          throw FatalStop{Error(Disposition::Retry,
-                                name + ": label " + spec.label +
-                                    " is no longer known to Doris right at its pre-commit timeout: decided again at "
-                                    "the next start")};
-        case ForgetWindow::Expired: break;
-      }
-      if (auto verdict = unproven_verdict(m.label_prefix, m.epoch)) {
-        log_->warn("{}: label {} unknown to Doris; the operator set delivery.unproven_epoch to '{}'", name,
-                   spec.label, *verdict ? "committed" : "replay");
-        return resolved_[key] = *verdict ? PendingFate::Committed : PendingFate::Aborted;
-      }
-      // Its resolver aborted it, or committed it and Doris forgot since:
-      // the epoch's other tables are not known here, so only an operator
-      // can say whether re-reading would load rows twice.
-      throw FatalStop{Error(
-          Disposition::Fatal,
-          name + " is pending in the consumer group, the partition holding its table list (" +
-              kafka::to_string(anchor) + ") moved on, and Doris no longer knows label " + spec.label +
-              ", more than the pre-commit timeout after the epoch's pre-commits: whether it was committed cannot be "
-              "proven. Look for the epoch's rows and set delivery.unproven_epoch: '" +
-              m.label_prefix + ":" + std::to_string(m.epoch) + ":committed' if they are there or '" + m.label_prefix +
-              ":" + std::to_string(m.epoch) + ":replay' if not, and restart (docs/operations.md, \"An epoch Doris "
-              "forgot\")")};
-    }
-    const auto& err = std::get<doris::DorisError>(probed);
-    if (err.disposition() != Disposition::Retry || attempt >= 8 || stop_.load())
-      throw FatalStop{Error(Disposition::Retry, name + ": probing label " + spec.label + " failed: " + err.what())};
-    sleep_backoff(attempt);
+  auto probed = retry_blocking(resolve_retry(), retry_hooks(), [&](int) { return deps_.doris.probe_label(spec); });
+  if (!probed)
+    throw FatalStop{Error(Disposition::Retry, name + ": probing label " + spec.label + " failed: " + probed.error().what())};
+  const doris::LabelState& ls = *probed;
+  if (ls.state == doris::LabelState::Finished) {
+    log_->info("{} was pending in the consumer group, its table list partition {} moved on and label {} is "
+               "committed: its partitions start after it",
+               name, kafka::to_string(anchor), spec.label);
+    return resolved_[key] = PendingFate::Committed;
   }
+  if (ls.state == doris::LabelState::Precommitted)
+    throw FatalStop{Error(Disposition::Retry,
+                          name + " is pending in the consumer group, the partition holding its table list (" +
+                              kafka::to_string(anchor) + ") moved on, and label " + spec.label +
+                              " is still pre-committed: its fate cannot be told; retried at the next start")};
+  // Not known to Doris: aborted, or committed and forgotten. Within the
+  // pre-commit timeout only the latter (resolve_pending).
+  switch (forget_window(m.precommit_floor_ms)) {
+    case ForgetWindow::Young:
+      log_->info("{} was pending in the consumer group, its table list partition {} moved on and label {} is "
+                 "no longer known to Doris within the pre-commit timeout: committed and forgotten; its "
+                 "partitions start after it",
+                 name, kafka::to_string(anchor), spec.label);
+      return resolved_[key] = PendingFate::Committed;
+    case ForgetWindow::Unsure:
+      throw FatalStop{Error(Disposition::Retry,
+                            name + ": label " + spec.label +
+                                " is no longer known to Doris right at its pre-commit timeout: decided again at "
+                                "the next start")};
+    case ForgetWindow::Expired: break;
+  }
+  if (auto verdict = unproven_verdict(m.label_prefix, m.epoch)) {
+    log_->warn("{}: label {} unknown to Doris; the operator set delivery.unproven_epoch to '{}'", name,
+               spec.label, *verdict ? "committed" : "replay");
+    return resolved_[key] = *verdict ? PendingFate::Committed : PendingFate::Aborted;
+  }
+  // Its resolver aborted it, or committed it and Doris forgot since:
+  // the epoch's other tables are not known here, so only an operator
+  // can say whether re-reading would load rows twice.
+  throw FatalStop{Error(
+      Disposition::Fatal,
+      name + " is pending in the consumer group, the partition holding its table list (" +
+          kafka::to_string(anchor) + ") moved on, and Doris no longer knows label " + spec.label +
+          ", more than the pre-commit timeout after the epoch's pre-commits: whether it was committed cannot be "
+          "proven. Look for the epoch's rows and set delivery.unproven_epoch: '" +
+          m.label_prefix + ":" + std::to_string(m.epoch) + ":committed' if they are there or '" + m.label_prefix +
+          ":" + std::to_string(m.epoch) + ":replay' if not, and restart (docs/operations.md, \"An epoch Doris "
+          "forgot\")")};
 }
 
 // The broker checks an OffsetCommit's generation, not which partitions the
@@ -554,21 +547,16 @@ void Pipeline::Impl::check_start_offsets(kafka::OffsetMap& starts, bool replayin
   for (const auto& [tp, off] : starts)
     if (off >= 0) tps.push_back(tp);
   if (tps.empty()) return;
-  const auto until = Clock::now() + kGroupRetryFor;
-  kafka::WatermarkMap marks;
-  for (int attempt = 0;; ++attempt) {
-    auto r = deps_.source.watermarks(tps, kGroupTimeout);
-    if (auto* m = std::get_if<kafka::WatermarkMap>(&r)) {
-      marks = std::move(*m);
-      break;
-    }
-    const Error& e = std::get<Error>(r);
-    if (Clock::now() >= until || stop_.load())
-      throw FatalStop{Error(Disposition::Retry, "cannot check that the start offsets are still in the log: " +
-                                                    std::string(e.what()))};
-    log_->warn("reading the partitions' watermarks failed, will retry: {}", e.what());
-    sleep_backoff(attempt);
-  }
+  // Any failure is retried, for as long as the group reads are.
+  auto got = retry_blocking(RetryPolicy{backoff_, 0, kGroupRetryFor, Disposition::Fatal},
+                            retry_hooks([&](const Error& e, int) {
+                              log_->warn("reading the partitions' watermarks failed, will retry: {}", e.what());
+                            }),
+                            [&](int) { return deps_.source.watermarks(tps, kGroupTimeout); });
+  if (auto* e = std::get_if<Error>(&got))
+    throw FatalStop{Error(Disposition::Retry, "cannot check that the start offsets are still in the log: " +
+                                                  std::string(e->what()))};
+  const auto& marks = std::get<kafka::WatermarkMap>(got);
   for (auto& [tp, off] : starts) {
     auto w = marks.find(tp);
     if (w == marks.end() || off < 0) continue;

@@ -86,8 +86,8 @@ void HealthMonitor::probe_kafka() {
 }
 
 void HealthMonitor::probe_doris() {
-  auto err = doris_->health();
-  metrics_.set_doris_fe_problem(err ? "Doris FE not reachable: " + err->what() : "");
+  auto up = doris_->health();
+  metrics_.set_doris_fe_problem(up ? "" : "Doris FE not reachable: " + up.error().what());
 }
 
 }  // namespace cdc2doris::pipeline

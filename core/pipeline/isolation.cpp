@@ -28,7 +28,6 @@
 #include <algorithm>
 #include <span>
 #include <tuple>
-#include <variant>
 
 namespace cdc2doris::pipeline {
 
@@ -38,7 +37,7 @@ using Position = std::tuple<std::string, int32_t, int64_t>;
 
 Position position_of(const KeptRecord& r) { return {r.topic, r.partition, r.offset}; }
 
-using Sent = std::variant<doris::LoadResult, doris::DorisError>;
+using Sent = doris::DorisResult<doris::LoadResult>;
 
 // One attempt under the load's label with the rows of the records `take` selects.
 Sent send_rows(doris::DorisClient& doris, const OpenLoad& load, const std::vector<bool>& take) {
@@ -54,7 +53,7 @@ Sent send_rows(doris::DorisClient& doris, const OpenLoad& load, const std::vecto
   // No rows at all still pre-commits an (empty) txn under the label: the
   // epoch's parts stay what a replay rebuilds.
   if (!body.empty())
-    if (auto err = stream->write_from(body)) return *err;
+    if (auto written = stream->write_from(body); !written) return std::move(written.error());
   return stream->finish();
 }
 
@@ -77,13 +76,13 @@ class Bisect {
       for (uint32_t u : units) take[u] = true;
       Sent res = send_rows(doris_, load_, take);
       ++probes;
-      if (auto* r = std::get_if<doris::LoadResult>(&res)) {
+      if (res) {
         // Accepted: aborted at once, which frees the label for the next probe.
-        auto aborted = doris_.abort(load_.spec.db, r->txn_id);
-        if (auto* err = std::get_if<doris::DorisError>(&aborted)) return *err;
+        auto aborted = doris_.abort(load_.spec.db, res->txn_id);
+        if (!aborted) return aborted.error();
         return std::nullopt;
       }
-      auto& err = std::get<doris::DorisError>(res);
+      auto& err = res.error();
       if (err.kind() != doris::ErrorKind::DataQuality) return err;
       failing = reason_of(err);
     }
@@ -181,12 +180,12 @@ std::optional<Error> Pipeline::Impl::finish_isolated(const Target& target, Table
     std::vector<bool> take = take_of(*l);
     Sent res = send_rows(deps_.doris, *l, take);
     ++probes;
-    if (auto* r = std::get_if<doris::LoadResult>(&res)) {
-      iso.result = *r;
+    if (res) {
+      iso.result = *res;
       iso.sent = std::move(take);
       continue;
     }
-    auto& err = std::get<doris::DorisError>(res);
+    auto& err = res.error();
     if (err.kind() != doris::ErrorKind::DataQuality) return load_failed(*l, std::move(err));
     std::vector<uint32_t> units;
     for (uint32_t i = 0; i < take.size(); ++i)
@@ -203,12 +202,13 @@ std::optional<Error> Pipeline::Impl::finish_isolated(const Target& target, Table
     if (iso.result && take == iso.sent) continue;
     if (iso.result) {  // it holds a record refused in a later load
       auto aborted = deps_.doris.abort(l->spec.db, iso.result->txn_id);
-      if (auto* err = std::get_if<doris::DorisError>(&aborted)) return load_failed(*l, std::move(*err));
+      if (!aborted) return load_failed(*l, std::move(aborted.error()));
       iso.result.reset();
     }
     Sent res = send_rows(deps_.doris, *l, take);
     ++probes;
-    if (auto* err = std::get_if<doris::DorisError>(&res)) {
+    if (!res) {
+      auto* err = &res.error();
       if (err->kind() != doris::ErrorKind::DataQuality) return load_failed(*l, std::move(*err));
       // Each refused record was refused alone and the rest accepted in
       // parts: Doris answers differently for the same rows now.
@@ -218,7 +218,7 @@ std::optional<Error> Pipeline::Impl::finish_isolated(const Target& target, Table
                        " again after the records it refused alone were left out: " + e.message(),
                    e.context());
     }
-    iso.result = std::get<doris::LoadResult>(res);
+    iso.result = *res;
     iso.sent = std::move(take);
   }
   // What the table's load metrics count: the rows that went in.

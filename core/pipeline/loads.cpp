@@ -226,11 +226,12 @@ std::optional<TableInfo> Pipeline::Impl::table_info(const Target& t, const Table
   if (s.unique_key) info.unique = *s.unique_key;
   if (!s.unique_key || soft) {
     auto schema = deps_.doris.schema(t.db, t.table);
-    if (auto* err = std::get_if<doris::DorisError>(&schema)) {
+    if (!schema) {
+      auto* err = &schema.error();
       fail(*err, "schema lookup");
       return std::nullopt;
     }
-    const auto& ts = std::get<doris::TableSchema>(schema);
+    const auto& ts = *schema;
     if (!s.unique_key) {
       info.unique = ts.keys_type == "UNIQUE_KEYS";
       log_->info("table {} has key model {}", t.name(), ts.keys_type);
@@ -271,7 +272,8 @@ std::optional<LoadMode> Pipeline::Impl::detect_mode(const Target& t, const Table
   // Doris documents SHOW CREATE TABLE as the place to see the property
   // (data-operate/update/partial-column-update, "flexible partial update").
   auto res = deps_.doris.sql(t.db, "SHOW CREATE TABLE `" + t.db + "`.`" + t.table + "`");
-  if (auto* err = std::get_if<doris::DorisError>(&res)) {
+  if (!res) {
+    auto* err = &res.error();
     if (err->disposition() == Disposition::Retry) {
       fail(*err, "table properties lookup");
       return std::nullopt;
@@ -281,7 +283,7 @@ std::optional<LoadMode> Pipeline::Impl::detect_mode(const Target& t, const Table
                t.name(), err->what());
     return fallback;
   }
-  const auto& sql = std::get<doris::SqlResult>(res);
+  const auto& sql = *res;
   std::string ddl;
   for (const auto& row : sql.rows)
     for (const auto& cell : row)
@@ -333,8 +335,8 @@ std::optional<doris::DorisError> Pipeline::Impl::flush_pending(OpenLoad& load) {
   // re-read from Kafka. That includes "Label Already Exists" for a txn an
   // earlier run left behind: aborting the epoch aborts by label, which frees
   // the label for the retry.
-  auto err = load.stream->write_from(load.pending);
-  if (err) return load_failed(load, std::move(*err));
+  auto written = load.stream->write_from(load.pending);
+  if (!written) return load_failed(load, std::move(written.error()));
   return std::nullopt;
 }
 

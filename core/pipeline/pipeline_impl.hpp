@@ -16,7 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/doris/backoff.hpp"
+#include "core/common/retry.hpp"
 #include "core/pipeline/epoch_machine.hpp"
 #include "core/pipeline/column_types.hpp"
 #include "core/pipeline/table_ddl.hpp"
@@ -328,6 +328,15 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // fetched before them and must be dropped.
   bool end_fenced_wait_if_due();
   void sleep_backoff(int attempt);
+  // retry_blocking()'s hooks here: stop_ (or `stopped`) ends the retries,
+  // a backoff is slept in slices with the heartbeat, `on_retry` (e.g. a
+  // warning) runs before it.
+  RetryHooks retry_hooks(std::function<void(const Error&, int)> on_retry = {},
+                         std::function<bool()> stopped = {});
+  // The consumer group's calls (group.cpp): for a minute, Fail retried too.
+  RetryPolicy group_retry() const;
+  // Probing and committing the labels of another member's epoch.
+  RetryPolicy resolve_retry() const { return RetryPolicy{backoff_, 9}; }
   // --- table creation and schema evolution (table_ddl.cpp)
   enum class Prepared { Proceed, Skip, Stop };
   // Before a change's rows are placed: the target exists and has the columns
@@ -428,7 +437,7 @@ class Pipeline::Impl : public kafka::RebalanceListener {
   // schemaless records (DorisColumnTypes).
   uint64_t column_types_version_ = 0;
   std::shared_ptr<spdlog::logger> log_;
-  doris::Backoff backoff_;
+  Backoff backoff_;
   std::atomic<bool> stop_{false};
 
   uint64_t last_committed_epoch_ = 0;

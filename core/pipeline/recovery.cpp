@@ -141,9 +141,10 @@ void Pipeline::Impl::abort_lingering() {
         }
         return doris::WalkNext::Continue;
       });
-      if (auto* err = std::get_if<doris::DorisError>(&walked)) {
+      if (!walked) {
+        auto& err = walked.error();
         std::lock_guard lk(mu);
-        if (!fatal) fatal = *err;
+        if (!fatal) fatal = err;
       }
     }
   };
@@ -159,7 +160,7 @@ void Pipeline::Impl::abort_lingering() {
   if (fatal) throw FatalStop{*fatal};
   for (const auto& h : held) {
     auto r = deps_.doris.abort(h.target.db, h.txn_id);
-    if (auto* err = std::get_if<doris::DorisError>(&r)) throw FatalStop{*err};
+    if (!r) throw FatalStop{r.error()};
     ++deps_.metrics.lingering_txns_aborted;
     log_->info("recovery: aborted lingering txn {} (label {}, table {})", h.txn_id, h.label, h.target.name());
   }

@@ -29,9 +29,9 @@ void Pipeline::Impl::begin_replay() {
       // A later part of a lost table, still pre-committed: it must follow the
       // replayed part, so it is replayed too and its label freed now.
       auto res = deps_.doris.abort(txn.db, txn.txn_id);
-      if (auto* err = std::get_if<doris::DorisError>(&res))
+      if (!res)
         log_->warn("epoch {}: aborting txn {} (label {}) before its replay failed: {}", r.record.epoch, txn.txn_id,
-                   txn.label, err->what());
+                   txn.label, res.error().what());
     }
   }
   closing_.reset();

@@ -44,7 +44,7 @@ struct AlterJobView {
   std::string id, state, msg, progress;
 };
 
-std::variant<AlterJobView, doris::DorisError> newest_alter_job(doris::DorisClient& doris, const Target& t) {
+doris::DorisResult<AlterJobView> newest_alter_job(doris::DorisClient& doris, const Target& t) {
   std::string name;
   for (char c : t.table) {
     if (c == '\'' || c == '\\') name.push_back('\\');
@@ -52,8 +52,8 @@ std::variant<AlterJobView, doris::DorisError> newest_alter_job(doris::DorisClien
   }
   auto res = doris.sql(t.db, "SHOW ALTER TABLE COLUMN FROM " + schema::quote_ident(t.db) + " WHERE TableName = '" +
                                  name + "'");
-  if (auto* err = std::get_if<doris::DorisError>(&res)) return *err;
-  const auto& sql = std::get<doris::SqlResult>(res);
+  if (!res) return res.error();
+  const auto& sql = *res;
   auto col = [&](std::string_view n) {
     for (size_t i = 0; i < sql.columns.size(); ++i)
       if (ascii_lower(sql.columns[i]) == n) return static_cast<int>(i);
@@ -164,7 +164,8 @@ TableDdl& Pipeline::Impl::table_ddl(const Target& t) {
 std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, TableDdl& td) {
   const std::string stmt = "DESC " + schema::quote_ident(t.db) + "." + schema::quote_ident(t.table);
   auto res = deps_.doris.sql(t.db, stmt);
-  if (auto* err = std::get_if<doris::DorisError>(&res)) {
+  if (!res) {
+    auto* err = &res.error();
     if (err->kind() == doris::ErrorKind::UnknownTable) {
       TableShape none;
       // Doris runs the statement on a connection to the URL's database
@@ -185,7 +186,7 @@ std::optional<doris::DorisError> Pipeline::Impl::read_shape(const Target& t, Tab
     named.error_url = err->error_url;
     return named;
   }
-  const auto& sql = std::get<doris::SqlResult>(res);
+  const auto& sql = *res;
   auto col = [&](std::string_view name, size_t fallback) {
     for (size_t i = 0; i < sql.columns.size(); ++i)
       if (ascii_lower(sql.columns[i]) == name) return i;
@@ -395,7 +396,8 @@ std::optional<Pipeline::Impl::Prepared> Pipeline::Impl::create_database(const Ta
   const std::string stmt = schema::create_database_sql(t.db, opt.database_properties);
   log_->info("table {}: database {} does not exist; creating it: {}", t.name(), t.db, stmt);
   auto res = deps_.doris.sql("information_schema", stmt);
-  if (auto* err = std::get_if<doris::DorisError>(&res)) {
+  if (!res) {
+    auto* err = &res.error();
     deps_.metrics.add_doris_error(doris::to_string(err->kind()));
     const bool answered = std::string_view(err->what()).find("detailMessage") != std::string_view::npos;
     if (err->disposition() == Disposition::Retry && !answered) {
@@ -577,7 +579,8 @@ Pipeline::Impl::Prepared Pipeline::Impl::converge(state::DdlRecord& rec, TableDd
                  step.statement);
     auto res = deps_.doris.sql(t.db, step.statement);
     CDC2DORIS_CRASH_POINT(truncating ? "after_truncate_statement" : "after_ddl_statement");
-    if (auto* err = std::get_if<doris::DorisError>(&res)) {
+    if (!res) {
+      auto* err = &res.error();
       deps_.metrics.add_doris_error(doris::to_string(err->kind()));
       if (truncating && err->kind() == doris::ErrorKind::UnknownTable) {
         log_->warn("table {}: TRUNCATE (from {}) skipped: the table does not exist", t.name(), step.arg);
@@ -683,7 +686,8 @@ Pipeline::Impl::Prepared Pipeline::Impl::await_alter_job(const Target& t, const 
   auto last_log = Clock::now();
   for (;;) {
     auto res = newest_alter_job(deps_.doris, t);
-    if (auto* err = std::get_if<doris::DorisError>(&res)) {
+    if (!res) {
+      auto* err = &res.error();
       // No job to watch (an FE without SHOW ALTER, access denied): the
       // caller's DESC check decides.
       if (err->disposition() != Disposition::Retry) {
@@ -693,7 +697,7 @@ Pipeline::Impl::Prepared Pipeline::Impl::await_alter_job(const Target& t, const 
       }
       log_->warn("table {}: reading its schema-change jobs failed, will retry: {}", t.name(), err->what());
     } else {
-      const auto& job = std::get<AlterJobView>(res);
+      const auto& job = *res;
       if (!job.found || job.state == "FINISHED" || job.state == "CANCELLED") {
         if (job.state == "CANCELLED") *cancelled = job.msg.empty() ? "job " + job.id + " cancelled" : job.msg;
         if (!last_state.empty())

@@ -52,13 +52,14 @@ std::optional<TruncatePolicy> Pipeline::Impl::truncate_policy(const Target& t, T
     if (auto it = table_info_cache_.find(t); it != table_info_cache_.end()) unique = it->second.unique;
   if (!unique) {
     auto schema = deps_.doris.schema(t.db, t.table);
-    if (auto* err = std::get_if<doris::DorisError>(&schema)) {
+    if (!schema) {
+      auto& err = schema.error();
       // No table: nothing to empty (the rows after it create it, if auto_create).
-      if (err->kind() == doris::ErrorKind::UnknownTable) return TruncatePolicy::Ignore;
-      fail(*err, "schema lookup");
+      if (err.kind() == doris::ErrorKind::UnknownTable) return TruncatePolicy::Ignore;
+      fail(err, "schema lookup");
       return std::nullopt;
     }
-    unique = std::get<doris::TableSchema>(schema).keys_type == "UNIQUE_KEYS";
+    unique = schema->keys_type == "UNIQUE_KEYS";
   }
   return *unique ? TruncatePolicy::Apply : TruncatePolicy::Ignore;
 }

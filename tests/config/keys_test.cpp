@@ -196,7 +196,7 @@ namespace {
 template <class T>
 constexpr bool kWalked =
     std::is_same_v<T, Config> || std::is_same_v<T, doris::ClientConfig> || std::is_same_v<T, doris::TlsConfig> ||
-    std::is_same_v<T, doris::Timeouts> || std::is_same_v<T, doris::RetryPolicy> ||
+    std::is_same_v<T, doris::Timeouts> || std::is_same_v<T, RetryPolicy> || std::is_same_v<T, Backoff> ||
     std::is_same_v<T, pipeline::PipelineConfig> || std::is_same_v<T, decode::DecoderOptions> ||
     std::is_same_v<T, decode::FlattenedFields> || std::is_same_v<T, decode::ExtraColumns> ||
     std::is_same_v<T, pipeline::HealthOptions> || std::is_same_v<T, TableOverride> || std::is_same_v<T, RowSettings> ||
@@ -275,8 +275,10 @@ TEST_CASE("config keys: every field of the configuration has a key", "[config][k
       {&all.doris.timeouts.expect_continue, "tuning of the Doris client, not configurable"},
       {&all.doris.timeouts.idle, "tuning of the Doris client, not configurable"},
       {&all.doris.timeouts.keepalive_idle, "tuning of the Doris client, not configurable"},
-      {&all.doris.retry.base_backoff, "tuning of the Doris client, not configurable"},
-      {&all.doris.retry.max_backoff, "tuning of the Doris client, not configurable"},
+      {&all.doris.retry.backoff.base, "tuning of the Doris client, not configurable"},
+      {&all.doris.retry.backoff.cap, "tuning of the Doris client, not configurable"},
+      {&all.doris.retry.give_up_after, "the Doris client's retries are bounded by attempts"},
+      {&all.doris.retry.retry_up_to, "the Doris client retries what its classifier calls Retry"},
       {&all.doris.chunk_bytes, "tuning of the Doris client, not configurable"},
       {&all.doris.gzip_level, "tuning of the Doris client, not configurable"},
       {&all.doris.error_log_lines, "tuning of the Doris client, not configurable"},

@@ -46,7 +46,7 @@ ClientConfig config(const std::string& fe_url, const std::string& user = "root",
   c.timeouts.connect = 2s;
   c.timeouts.request = 10s;
   c.retry.max_attempts = 1;
-  c.retry.base_backoff = 10ms;
+  c.retry.backoff.base = 10ms;
   return c;
 }
 
@@ -61,11 +61,11 @@ LoadSpec spec(const std::string& label) {
 
 const std::string kRows = "{\"id\":1,\"v\":\"a\",\"__DORIS_DELETE_SIGN__\":0}\n{\"id\":2,\"v\":\"b\",\"__DORIS_DELETE_SIGN__\":0}\n";
 
-std::variant<LoadResult, DorisError> load(DorisClient& c, const std::string& label) {
+DorisResult<LoadResult> load(DorisClient& c, const std::string& label) {
   auto st = c.open_load(spec(label));
-  if (auto w = st->write(kRows)) {
+  if (auto w = st->write(kRows); !w) {
     st->cancel();
-    return *w;
+    return w.error();
   }
   return st->finish();
 }
@@ -78,20 +78,20 @@ TEST_CASE("emulator https: a load and its commit go to FE and BE over TLS with a
   cfg.tls.ca_file = pki().file("ca.pem");
   auto client = make_client(cfg);
   auto r = load(*client, "tls_ok_1");
-  if (auto* e = std::get_if<DorisError>(&r)) FAIL(e->what());
-  const auto& res = std::get<LoadResult>(r);
+  if (!r) FAIL(r.error().what());
+  const auto& res = *r;
   // The FE's 307 named the BE by https on its http port (hostname 127.0.0.1,
   // matched against the certificate's IP SAN).
   CHECK(res.endpoint == emu->bes()[0]);
   auto c = client->commit(kDb, res.txn_id);
-  REQUIRE(std::holds_alternative<TxnOutcome>(c));
-  CHECK(std::get<TxnOutcome>(c) == TxnOutcome::Done);
+  REQUIRE(c.has_value());
+  CHECK(c.value() == TxnOutcome::Done);
   CHECK(emu->rows(kDb, "t").size() == 2);
   // Plain HTTP is not served on the FE port any more (Doris: "if enabled,
   // http port will not be available").
   auto plain = make_client(config("http://" + emu->fe()));
   auto pr = load(*plain, "tls_plain_1");
-  CHECK(std::holds_alternative<DorisError>(pr));
+  CHECK(!pr.has_value());
 }
 
 TEST_CASE("emulator https: an unknown CA fails naming the FE and the TLS reason", "[doris][tls]") {
@@ -99,8 +99,8 @@ TEST_CASE("emulator https: an unknown CA fails naming the FE and the TLS reason"
   auto cfg = config("https://localhost:" + std::to_string(port_of(emu->fe())));
   cfg.tls.ca_file = pki().file("other-ca.pem");
   auto r = load(*make_client(cfg), "tls_ca_1");
-  REQUIRE(std::holds_alternative<DorisError>(r));
-  const auto& e = std::get<DorisError>(r);
+  REQUIRE(!r.has_value());
+  const auto& e = r.error();
   INFO(e.what());
   CHECK(e.kind() == ErrorKind::Transport);
   CHECK_THAT(e.what(), Catch::Contains("localhost:" + std::to_string(port_of(emu->fe()))));
@@ -115,8 +115,8 @@ TEST_CASE("emulator https: a certificate for another name fails the hostname che
   auto cfg = config("https://localhost:" + std::to_string(port_of(emu->fe())));
   cfg.tls.ca_file = pki().file("ca.pem");
   auto r = load(*make_client(cfg), "tls_name_1");
-  REQUIRE(std::holds_alternative<DorisError>(r));
-  const auto& e = std::get<DorisError>(r);
+  REQUIRE(!r.has_value());
+  const auto& e = r.error();
   INFO(e.what());
   CHECK_THAT(e.what(), Catch::Contains("localhost:" + std::to_string(port_of(emu->fe()))));
   CHECK_THAT(e.what(), Catch::Contains("tls handshake with localhost:" + std::to_string(port_of(emu->fe())) +
@@ -126,7 +126,7 @@ TEST_CASE("emulator https: a certificate for another name fails the hostname che
   cfg.tls.verify_hostname = false;
   auto client = make_client(cfg);
   auto ok = load(*client, "tls_name_2");
-  if (auto* err = std::get_if<DorisError>(&ok)) FAIL(err->what());
+  if (!ok) FAIL(ok.error().what());
 }
 
 TEST_CASE("emulator privileges: LOAD_PRIV and ALTER_PRIV refusals are fatal and name the GRANT", "[doris][privileges]") {
@@ -140,8 +140,8 @@ TEST_CASE("emulator privileges: LOAD_PRIV and ALTER_PRIV refusals are fatal and 
 
   // No LOAD_PRIV: the FE refuses before redirecting.
   auto r = load(*client, "priv_1");
-  REQUIRE(std::holds_alternative<DorisError>(r));
-  const auto& e = std::get<DorisError>(r);
+  REQUIRE(!r.has_value());
+  const auto& e = r.error();
   INFO(e.what());
   CHECK(e.kind() == ErrorKind::Auth);
   CHECK(e.disposition() == Disposition::Fatal);
@@ -152,10 +152,10 @@ TEST_CASE("emulator privileges: LOAD_PRIV and ALTER_PRIV refusals are fatal and 
   // Granted on the table: the load goes through; SHOW GRANTS shows it.
   emu.sql("", "GRANT LOAD_PRIV ON sec.t TO loader");
   auto ok = load(*client, "priv_2");
-  if (auto* err = std::get_if<DorisError>(&ok)) FAIL(err->what());
+  if (!ok) FAIL(ok.error().what());
   auto grants = client->sql("", "SHOW GRANTS");
-  REQUIRE(std::holds_alternative<SqlResult>(grants));
-  const auto& g = std::get<SqlResult>(grants);
+  REQUIRE(grants.has_value());
+  const auto& g = *grants;
   REQUIRE(g.rows.size() == 1);
   REQUIRE(g.columns.size() >= 8);
   CHECK(g.columns[7] == "TablePrivs");
@@ -163,9 +163,9 @@ TEST_CASE("emulator privileges: LOAD_PRIV and ALTER_PRIV refusals are fatal and 
 
   // Revoked between the load and its commit: the BE's 2PC refuses it.
   emu.sql("", "REVOKE LOAD_PRIV ON sec.t FROM loader");
-  auto c = client->commit(kDb, std::get<LoadResult>(ok).txn_id);
-  REQUIRE(std::holds_alternative<DorisError>(c));
-  const auto& ce = std::get<DorisError>(c);
+  auto c = client->commit(kDb, ok->txn_id);
+  REQUIRE(!c.has_value());
+  const auto& ce = c.error();
   INFO(ce.what());
   CHECK(ce.disposition() == Disposition::Fatal);
   CHECK_THAT(ce.what(), Catch::Contains("(LOAD) privilege(s) for this operation"));
@@ -176,21 +176,21 @@ TEST_CASE("emulator privileges: LOAD_PRIV and ALTER_PRIV refusals are fatal and 
   // A schema change without ALTER_PRIV, over the HTTP SQL API.
   emu.sql("", "GRANT LOAD_PRIV ON sec.* TO loader");
   auto alter = client->sql(kDb, "ALTER TABLE t ADD COLUMN x INT");
-  REQUIRE(std::holds_alternative<DorisError>(alter));
-  const auto& ae = std::get<DorisError>(alter);
+  REQUIRE(!alter.has_value());
+  const auto& ae = alter.error();
   INFO(ae.what());
   CHECK(ae.disposition() == Disposition::Fatal);
   CHECK_THAT(ae.what(), Catch::Contains("ALTER TABLE command denied to user 'loader'@'127.0.0.1' for table 'sec: t'"));
   CHECK_THAT(ae.what(), Catch::Contains("fix: GRANT ALTER_PRIV ON sec.t TO 'loader'@'%'"));
   emu.sql("", "GRANT ALTER_PRIV ON sec.t TO loader");
   auto altered = client->sql(kDb, "ALTER TABLE t ADD COLUMN x INT");
-  if (auto* err = std::get_if<DorisError>(&altered)) FAIL(err->what());
+  if (!altered) FAIL(altered.error().what());
 
   // A wrong password is Doris' 401 answer, not a privilege.
   auto wrong = make_client(config("http://" + emu.fe(), "loader", "nope"));
   auto w = load(*wrong, "priv_3");
-  REQUIRE(std::holds_alternative<DorisError>(w));
-  CHECK(std::get<DorisError>(w).kind() == ErrorKind::Auth);
-  CHECK_THAT(std::get<DorisError>(w).what(), Catch::Contains("Access denied for user 'loader' (using password: YES)"));
-  CHECK_THAT(std::get<DorisError>(w).what(), !Catch::Contains("GRANT"));
+  REQUIRE(!w.has_value());
+  CHECK(w.error().kind() == ErrorKind::Auth);
+  CHECK_THAT(w.error().what(), Catch::Contains("Access denied for user 'loader' (using password: YES)"));
+  CHECK_THAT(w.error().what(), !Catch::Contains("GRANT"));
 }

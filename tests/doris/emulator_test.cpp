@@ -44,8 +44,8 @@ ClientConfig config(Route route = Route::ViaFe) {
   c.timeouts.request = 10s;
   c.timeouts.expect_continue = 10s;
   c.timeouts.response = 20s;
-  c.retry.base_backoff = 10ms;
-  c.retry.max_backoff = 100ms;
+  c.retry.backoff.base = 10ms;
+  c.retry.backoff.cap = 100ms;
   c.endpoint_quarantine = 30s;
   return c;
 }
@@ -72,31 +72,31 @@ std::string rows(int from, int n, bool unique = true) {
 LoadResult load_ok(DorisClient& c, const LoadSpec& s, const std::string& body) {
   auto st = c.open_load(s);
   auto w = st->write(body);
-  if (w) FAIL(w->what());
+  if (!w) FAIL(w.error().what());
   auto r = st->finish();
-  if (auto* e = std::get_if<DorisError>(&r)) FAIL(e->what());
-  return std::get<LoadResult>(r);
+  if (!r) FAIL(r.error().what());
+  return r.value();
 }
 
 DorisError load_err(DorisClient& c, const LoadSpec& s, const std::string& body) {
   auto st = c.open_load(s);
-  if (auto w = st->write(body)) {
+  if (auto w = st->write(body); !w) {
     st->cancel();
-    return *w;
+    return w.error();
   }
   auto r = st->finish();
-  if (std::holds_alternative<LoadResult>(r)) FAIL("load unexpectedly succeeded");
-  return std::get<DorisError>(r);
+  if (r.has_value()) FAIL("load unexpectedly succeeded");
+  return r.error();
 }
 
 TxnOutcome outcome(const TxnResult& r) {
-  if (auto* e = std::get_if<DorisError>(&r)) FAIL(e->what());
-  return std::get<TxnOutcome>(r);
+  if (!r) FAIL(r.error().what());
+  return r.value();
 }
 
 DorisError error(const TxnResult& r) {
-  if (std::holds_alternative<TxnOutcome>(r)) FAIL(std::string("unexpected outcome ") + to_string(std::get<TxnOutcome>(r)));
-  return std::get<DorisError>(r);
+  if (r.has_value()) FAIL(std::string("unexpected outcome ") + to_string(r.value()));
+  return r.error();
 }
 
 bool is_be(const std::string& ep) {
@@ -165,7 +165,7 @@ TEST_CASE("emulator: connection reset after K bytes", "[doris][emulator]") {
   CHECK(is_be(e.context().endpoint));
   // The pipeline's reaction: abort by label, retry with the same label.
   auto a = client->abort_by_label(kDb, "reset_1");
-  REQUIRE(std::holds_alternative<TxnOutcome>(a));
+  REQUIRE(a.has_value());
   auto r = load_ok(*client, spec("t_reset", "reset_1"), rows(0, 100));
   CHECK(outcome(client->commit(kDb, r.txn_id)) == TxnOutcome::Done);
   CHECK(emu().rows(kDb, "t_reset").size() == 100);
@@ -187,7 +187,7 @@ TEST_CASE("emulator: label already exists RUNNING / PRECOMMITTED / FINISHED", "[
 
   // RUNNING: a first stream holds the label in PREPARE.
   auto first = client->open_load(spec("t_label", "lbl_a"));
-  REQUIRE_FALSE(first->write(rows(0, 10)));
+  REQUIRE(first->write(rows(0, 10)));
   std::this_thread::sleep_for(300ms);  // headers reached the BE: txn begun
   auto e = load_err(*client, spec("t_label", "lbl_a"), rows(0, 10));
   CHECK(e.kind() == ErrorKind::LabelExists);
@@ -196,14 +196,14 @@ TEST_CASE("emulator: label already exists RUNNING / PRECOMMITTED / FINISHED", "[
   CHECK(e.existing_label->txn_id.has_value());
   CHECK(e.disposition() == Disposition::Retry);
   auto probe = client->probe_label(spec("t_label", "lbl_a"));
-  REQUIRE(std::holds_alternative<LabelState>(probe));
-  CHECK(std::get<LabelState>(probe).state == LabelState::Running);
+  REQUIRE(probe.has_value());
+  CHECK(probe->state == LabelState::Running);
   // commit of a txn that is still PREPARE is retryable
   auto prep = client->commit(kDb, *e.existing_label->txn_id);
   CHECK(error(prep).kind() == ErrorKind::TxnNotPrecommitted);
   auto r1 = first->finish();
-  REQUIRE(std::holds_alternative<LoadResult>(r1));
-  const int64_t txn = std::get<LoadResult>(r1).txn_id;
+  REQUIRE(r1.has_value());
+  const int64_t txn = r1->txn_id;
   CHECK(txn == *e.existing_label->txn_id);
 
   // PRECOMMITTED
@@ -220,17 +220,17 @@ TEST_CASE("emulator: label already exists RUNNING / PRECOMMITTED / FINISHED", "[
   CHECK(e.existing_label->state == LabelState::Finished);
   CHECK(e.disposition() == Disposition::Fail);
   probe = client->probe_label(spec("t_label", "lbl_a"));
-  REQUIRE(std::holds_alternative<LabelState>(probe));
-  CHECK(std::get<LabelState>(probe).state == LabelState::Finished);
-  CHECK(std::get<LabelState>(probe).txn_id == txn);
+  REQUIRE(probe.has_value());
+  CHECK(probe->state == LabelState::Finished);
+  CHECK(probe->txn_id == txn);
 }
 
 TEST_CASE("emulator: label probe of an unused label aborts its own txn", "[doris][emulator]") {
   create_table("t_probe");
   auto client = make_client(config());
   auto p = client->probe_label(spec("t_probe", "probe_free"));
-  REQUIRE(std::holds_alternative<LabelState>(p));
-  CHECK(std::get<LabelState>(p).state == LabelState::Unused);
+  REQUIRE(p.has_value());
+  CHECK(p->state == LabelState::Unused);
   // Still unused afterwards: the probe's txn was aborted, the label is free.
   auto r = load_ok(*client, spec("t_probe", "probe_free"), rows(0, 3));
   CHECK(outcome(client->commit(kDb, r.txn_id)) == TxnOutcome::Done);
@@ -359,13 +359,13 @@ TEST_CASE("emulator: many streams open at once, commits in parallel", "[doris][e
   std::vector<std::unique_ptr<LoadStream>> streams;
   for (int i = 0; i < 50; ++i) {
     streams.push_back(client->open_load(spec("t_many", "many_" + std::to_string(i))));
-    REQUIRE_FALSE(streams.back()->write(rows(i * 10, 10)));
+    REQUIRE(streams.back()->write(rows(i * 10, 10)));
   }
   std::vector<std::future<TxnResult>> commits;
   for (auto& s : streams) {
     auto r = s->finish();
-    REQUIRE(std::holds_alternative<LoadResult>(r));
-    commits.push_back(client->commit_async(kDb, std::get<LoadResult>(r).txn_id));
+    REQUIRE(r.has_value());
+    commits.push_back(client->commit_async(kDb, r->txn_id));
   }
   for (auto& f : commits) CHECK(outcome(f.get()) == TxnOutcome::Done);
   CHECK(emu().rows(kDb, "t_many").size() == 500);
@@ -375,17 +375,17 @@ TEST_CASE("emulator: schema and SQL helpers", "[doris][emulator]") {
   create_table("t_meta", "id INT, v DECIMAL(10,2)");
   auto client = make_client(config());
   auto s = client->schema(kDb, "t_meta");
-  if (auto* e = std::get_if<DorisError>(&s)) FAIL(e->what());
-  auto& ts = std::get<TableSchema>(s);
+  if (!s) FAIL(s.error().what());
+  auto& ts = *s;
   CHECK(ts.keys_type == "UNIQUE_KEYS");
   REQUIRE(ts.columns.size() == 2);
   CHECK(ts.columns[0].name == "id");
   auto missing = client->schema(kDb, "nope");
-  REQUIRE(std::holds_alternative<DorisError>(missing));
+  REQUIRE(!missing.has_value());
   auto q = client->sql(kDb, "SHOW TABLES");
-  if (auto* e = std::get_if<DorisError>(&q)) FAIL(e->what());
+  if (!q) FAIL(q.error().what());
   bool found = false;
-  for (auto& row : std::get<SqlResult>(q).rows)
+  for (auto& row : q->rows)
     for (auto& cell : row) found |= cell && *cell == "t_meta";
   CHECK(found);
 }
@@ -403,7 +403,7 @@ TEST_CASE("emulator: response and request timeouts", "[doris][emulator]") {
   CHECK(e.disposition() == Disposition::Retry);
   CHECK(std::chrono::steady_clock::now() - t0 < 1900ms);
   std::this_thread::sleep_for(2s);  // let the delayed load finish on the emulator side
-  REQUIRE(std::holds_alternative<TxnOutcome>(client->abort_by_label(kDb, "timeout_1")));
+  REQUIRE(client->abort_by_label(kDb, "timeout_1").has_value());
 
   // A commit whose answer is late: the attempt times out, the retry finds it
   // committed or commits it; either way the outcome is success.

@@ -43,8 +43,8 @@ ClientConfig config(std::vector<std::string> fes) {
   c.timeouts.expect_continue = 5s;
   c.timeouts.response = 10s;
   c.retry.max_attempts = 2;
-  c.retry.base_backoff = 10ms;
-  c.retry.max_backoff = 50ms;
+  c.retry.backoff.base = 10ms;
+  c.retry.backoff.cap = 50ms;
   c.endpoint_quarantine = 200ms;
   return c;
 }
@@ -99,21 +99,21 @@ TEST_CASE("TLS FE: CA file verifies, unknown CA is refused, verification can be 
     cfg.tls.ca_file = files.cert.string();
     auto client = make_client(cfg);
     auto r = client->commit("db1", 5);
-    REQUIRE(std::holds_alternative<TxnOutcome>(r));
-    CHECK(std::get<TxnOutcome>(r) == TxnOutcome::Done);
+    REQUIRE(r.has_value());
+    CHECK(r.value() == TxnOutcome::Done);
   }
   SECTION("verified by host name") {
     auto cfg = config({"https://localhost:" + std::to_string(fe.port())});
     cfg.tls.ca_file = files.cert.string();
     auto r = make_client(cfg)->commit("db1", 6);
-    REQUIRE(std::holds_alternative<TxnOutcome>(r));
+    REQUIRE(r.has_value());
   }
   SECTION("unknown CA is a retryable transport error") {
     auto cfg = config({fe.url()});
     cfg.retry.max_attempts = 1;
     auto r = make_client(cfg)->commit("db1", 5);
-    REQUIRE(std::holds_alternative<DorisError>(r));
-    auto& e = std::get<DorisError>(r);
+    REQUIRE(!r.has_value());
+    auto& e = r.error();
     CHECK(e.kind() == ErrorKind::Transport);
     CHECK(e.disposition() == Disposition::Retry);
     CHECK(e.context().endpoint == fe.host_port());
@@ -122,7 +122,7 @@ TEST_CASE("TLS FE: CA file verifies, unknown CA is refused, verification can be 
     auto cfg = config({fe.url()});
     cfg.tls.verify_peer = false;
     auto r = make_client(cfg)->commit("db1", 5);
-    REQUIRE(std::holds_alternative<TxnOutcome>(r));
+    REQUIRE(r.has_value());
   }
 }
 
@@ -157,10 +157,10 @@ TEST_CASE("TLS FE redirects the load to a plain BE, data-quality error carries t
   cfg.error_log_lines = 2;
   auto client = make_client(cfg);
   auto stream = client->open_load(spec());
-  REQUIRE_FALSE(stream->write(rows(100)));
+  REQUIRE(stream->write(rows(100)));
   auto r = stream->finish();
-  REQUIRE(std::holds_alternative<DorisError>(r));
-  auto& e = std::get<DorisError>(r);
+  REQUIRE(!r.has_value());
+  auto& e = r.error();
   CHECK(e.kind() == ErrorKind::DataQuality);
   CHECK(e.disposition() == Disposition::Fail);
   CHECK(e.context().txn_id == 42);
@@ -208,7 +208,7 @@ TEST_CASE("early final answer: label exists, the body is never sent", "[doris][e
   std::optional<DorisError> err;
   // Keep writing until the early answer surfaces through write().
   for (int i = 0; i < 200 && !err; ++i) {
-    err = stream->write(rows(1000));
+    if (auto w = stream->write(rows(1000)); !w) err = w.error();
     if (!err) std::this_thread::sleep_for(5ms);
   }
   REQUIRE(err);
@@ -218,8 +218,8 @@ TEST_CASE("early final answer: label exists, the body is never sent", "[doris][e
   CHECK(err->existing_label->txn_id == 31);
   CHECK(err->disposition() == Disposition::Retry);
   auto r = stream->finish();
-  REQUIRE(std::holds_alternative<DorisError>(r));
-  CHECK(std::get<DorisError>(r).kind() == ErrorKind::LabelExists);
+  REQUIRE(!r.has_value());
+  CHECK(r.error().kind() == ErrorKind::LabelExists);
   auto reqs = be.requests();
   REQUIRE(reqs.size() == 1);
   CHECK_FALSE(reqs[0].body_read);
@@ -245,10 +245,10 @@ TEST_CASE("delayed 100-continue, gzip body, result fields", "[doris][expect][gzi
   auto stream = client->open_load(spec());
   auto t0 = std::chrono::steady_clock::now();
   for (size_t off = 0; off < expected.size(); off += 4096)
-    REQUIRE_FALSE(stream->write(std::string_view(expected).substr(off, 4096)));
+    REQUIRE(stream->write(std::string_view(expected).substr(off, 4096)));
   auto r = stream->finish();
-  REQUIRE(std::holds_alternative<LoadResult>(r));
-  auto& res = std::get<LoadResult>(r);
+  REQUIRE(r.has_value());
+  auto& res = *r;
   CHECK(std::chrono::steady_clock::now() - t0 >= 700ms);
   CHECK(res.txn_id == 77);
   CHECK(res.status == "Success");
@@ -271,11 +271,12 @@ TEST_CASE("connection reset after K bytes is a retryable transport error", "[dor
   auto stream = client->open_load(spec());
   std::optional<DorisError> err;
   std::string chunk = rows(2000);
-  for (int i = 0; i < 500 && !err; ++i) err = stream->write(chunk);
+  for (int i = 0; i < 500 && !err; ++i)
+    if (auto w = stream->write(chunk); !w) err = w.error();
   if (!err) {
     auto r = stream->finish();
-    REQUIRE(std::holds_alternative<DorisError>(r));
-    err = std::get<DorisError>(r);
+    REQUIRE(!r.has_value());
+    err = r.error();
   }
   CHECK(err->kind() == ErrorKind::Transport);
   CHECK(err->disposition() == Disposition::Retry);
@@ -295,13 +296,13 @@ TEST_CASE("backpressure: write blocks while the buffer is full", "[doris][backpr
   auto t0 = std::chrono::steady_clock::now();
   // More than loopback socket buffers can absorb (several MiB each way).
   while (total < 24 * 1024 * 1024) {
-    REQUIRE_FALSE(stream->write(piece));
+    REQUIRE(stream->write(piece));
     total += piece.size();
     max_buffered = std::max(max_buffered, stream->buffered_bytes());
   }
   auto elapsed = std::chrono::steady_clock::now() - t0;
   auto r = stream->finish();
-  REQUIRE(std::holds_alternative<LoadResult>(r));
+  REQUIRE(r.has_value());
   CHECK(max_buffered <= 128 * 1024);
   // 24 MiB at ~64 KiB per 5 ms takes ~1.9 s; kernel buffers hide at most ~half of it.
   CHECK(elapsed >= 500ms);
@@ -322,7 +323,7 @@ TEST_CASE("the body waits in the buffer until a quarter of it is queued, then go
   std::string expected;
   auto write = [&](size_t bytes) {
     for (size_t n = 0; n < bytes; n += piece.size()) {
-      REQUIRE_FALSE(stream->write(piece));
+      REQUIRE(stream->write(piece));
       expected += piece;
     }
   };
@@ -338,7 +339,7 @@ TEST_CASE("the body waits in the buffer until a quarter of it is queued, then go
     std::this_thread::sleep_for(5ms);
   CHECK(be.body_bytes_read() >= 192 * 1024);
   auto r = stream->finish();  // sends the rest, also what is under the threshold
-  REQUIRE(std::holds_alternative<LoadResult>(r));
+  REQUIRE(r.has_value());
   CHECK(be.requests().at(0).body == expected);
 }
 
@@ -363,25 +364,25 @@ TEST_CASE("end_body on every stream, then finish on each: the answers are awaite
   std::vector<std::unique_ptr<LoadStream>> streams;
   for (int i = 0; i < kStreams; ++i) {
     streams.push_back(client->open_load(spec("l" + std::to_string(i))));
-    REQUIRE_FALSE(streams.back()->write(rows(2)));
+    REQUIRE(streams.back()->write(rows(2)));
   }
-  for (auto& s : streams) REQUIRE_FALSE(s->end_body());
+  for (auto& s : streams) REQUIRE(s->end_body());
   for (auto& s : streams) {
     auto r = s->finish();
-    REQUIRE(std::holds_alternative<LoadResult>(r));
+    REQUIRE(r.has_value());
   }
   REQUIRE(be.requests().size() == kStreams);
   for (const auto& r : be.requests()) CHECK(r.body == rows(2));
 
   // After end_body: a second call changes nothing, a write is refused.
   auto extra = client->open_load(spec("extra"));
-  REQUIRE_FALSE(extra->write(rows(2)));
-  REQUIRE_FALSE(extra->end_body());
-  CHECK_FALSE(extra->end_body());
+  REQUIRE(extra->write(rows(2)));
+  REQUIRE(extra->end_body());
+  CHECK(extra->end_body());
   auto refused = extra->write(rows(1));
-  REQUIRE(refused);
-  CHECK_THAT(refused->what(), Catch::Matchers::Contains("write after the body ended"));
-  REQUIRE(std::holds_alternative<LoadResult>(extra->finish()));
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().what(), Catch::Matchers::Contains("write after the body ended"));
+  REQUIRE(extra->finish().has_value());
   CHECK(be.requests().back().body == rows(2));
 }
 
@@ -394,14 +395,14 @@ TEST_CASE("cancel abandons the load and closes the connection", "[doris][cancel]
   cfg.backends = {be.host_port()};
   auto client = make_client(cfg);
   auto stream = client->open_load(spec());
-  REQUIRE_FALSE(stream->write(rows(5000)));
+  REQUIRE(stream->write(rows(5000)));
   std::this_thread::sleep_for(100ms);
   stream->cancel();
   auto e = stream->write("x\n");
-  REQUIRE(e);
-  CHECK(e->kind() == ErrorKind::Cancelled);
+  REQUIRE_FALSE(e);
+  CHECK(e.error().kind() == ErrorKind::Cancelled);
   auto r = stream->finish();
-  REQUIRE(std::holds_alternative<DorisError>(r));
+  REQUIRE(!r.has_value());
   // The BE saw the body end without a final chunk: no completed request.
   for (int i = 0; i < 50 && !be.requests().empty(); ++i) std::this_thread::sleep_for(10ms);
   CHECK(be.requests().empty());
@@ -421,7 +422,7 @@ TEST_CASE("destroying the client fails a blocked finish with Shutdown", "[doris]
   cfg.backends = {be.host_port()};
   auto client = make_client(cfg);
   auto stream = client->open_load(spec());
-  REQUIRE_FALSE(stream->write(rows(10)));
+  REQUIRE(stream->write(rows(10)));
   auto fut = std::async(std::launch::async, [&] { return stream->finish(); });
   std::this_thread::sleep_for(300ms);
   auto t0 = std::chrono::steady_clock::now();
@@ -429,10 +430,10 @@ TEST_CASE("destroying the client fails a blocked finish with Shutdown", "[doris]
   REQUIRE(fut.wait_for(3s) == std::future_status::ready);
   auto r = fut.get();
   CHECK(std::chrono::steady_clock::now() - t0 < 2s);
-  REQUIRE(std::holds_alternative<DorisError>(r));
-  CHECK(std::get<DorisError>(r).kind() == ErrorKind::Shutdown);
+  REQUIRE(!r.has_value());
+  CHECK(r.error().kind() == ErrorKind::Shutdown);
   // The stream outlives its client safely.
-  CHECK(stream->write("x\n"));
+  CHECK_FALSE(stream->write("x\n"));
   CHECK(stream->buffered_bytes() == 0);
   release.set_value();
 }
@@ -462,8 +463,8 @@ TEST_CASE("2PC through the FE redirect: idempotent outcomes, keep-alive reuse", 
   FakeServer fe(fs);
   auto client = make_client(config({fe.url()}));
   auto outcome = [](const TxnResult& r) {
-    REQUIRE(std::holds_alternative<TxnOutcome>(r));
-    return std::get<TxnOutcome>(r);
+    REQUIRE(r.has_value());
+    return r.value();
   };
   CHECK(outcome(client->commit("db1", 1)) == TxnOutcome::Done);
   CHECK(outcome(client->commit("db1", 2)) == TxnOutcome::AlreadyDone);
@@ -473,9 +474,9 @@ TEST_CASE("2PC through the FE redirect: idempotent outcomes, keep-alive reuse", 
   CHECK(outcome(client->abort_by_label("db1", "gone")) == TxnOutcome::NotFoundOrAborted);
   CHECK(outcome(client->commit_by_label("db1", "lbl")) == TxnOutcome::Done);
   auto r5 = client->abort("db1", 5);
-  REQUIRE(std::holds_alternative<DorisError>(r5));
-  CHECK(std::get<DorisError>(r5).kind() == ErrorKind::AlreadyCommitted);
-  CHECK(std::get<DorisError>(r5).context().txn_id == 5);
+  REQUIRE(!r5.has_value());
+  CHECK(r5.error().kind() == ErrorKind::AlreadyCommitted);
+  CHECK(r5.error().context().txn_id == 5);
   // Seven sequential operations over one FE and one BE connection.
   CHECK(fe.connections() == 1);
   CHECK(be.connections() == 1);
@@ -495,7 +496,7 @@ TEST_CASE("commits run in parallel", "[doris][2pc]") {
   for (int i = 0; i < 20; ++i) futs.push_back(client->commit_async("db1", 100 + i));
   for (auto& f : futs) {
     auto r = f.get();
-    REQUIRE(std::holds_alternative<TxnOutcome>(r));
+    REQUIRE(r.has_value());
   }
   CHECK(std::chrono::steady_clock::now() - t0 < 2s);  // serial would take 4 s
 }
@@ -513,10 +514,10 @@ TEST_CASE("FE failover: a dead FE is skipped", "[doris][failover]") {
   cfg.retry.max_attempts = 3;
   auto client = make_client(cfg);
   auto r = client->abort("db1", 9);
-  REQUIRE(std::holds_alternative<TxnOutcome>(r));
+  REQUIRE(r.has_value());
   // The dead FE is quarantined: the next call goes straight to the live one.
   auto r2 = client->abort("db1", 9);
-  REQUIRE(std::holds_alternative<TxnOutcome>(r2));
+  REQUIRE(r2.has_value());
   CHECK(fe.requests().size() == 2);
 }
 
@@ -547,10 +548,10 @@ TEST_CASE("direct BE: discovery, address rewrite, rotation off a dead BE", "[dor
   auto client = make_client(cfg);
   for (int i = 0; i < 4; ++i) {
     auto s = client->open_load(spec("l" + std::to_string(i)));
-    REQUIRE_FALSE(s->write(rows(10)));
+    REQUIRE(s->write(rows(10)));
     auto r = s->finish();
-    REQUIRE(std::holds_alternative<LoadResult>(r));
-    CHECK(std::get<LoadResult>(r).endpoint == be.host_port());
+    REQUIRE(r.has_value());
+    CHECK(r->endpoint == be.host_port());
   }
   CHECK(be.requests().size() == 4);
   CHECK(be.requests().at(0).target == "/api/db1/t1/_stream_load");
@@ -583,12 +584,12 @@ TEST_CASE("label probe: unused label's fresh txn is aborted, used label reports 
   cfg.backends = {be.host_port()};
   auto client = make_client(cfg);
   auto used = client->probe_label(spec("used"));
-  REQUIRE(std::holds_alternative<LabelState>(used));
-  CHECK(std::get<LabelState>(used).state == LabelState::Running);
-  CHECK(std::get<LabelState>(used).txn_id == 501);
+  REQUIRE(used.has_value());
+  CHECK(used->state == LabelState::Running);
+  CHECK(used->txn_id == 501);
   auto fresh = client->probe_label(spec("fresh"));
-  REQUIRE(std::holds_alternative<LabelState>(fresh));
-  CHECK(std::get<LabelState>(fresh).state == LabelState::Unused);
+  REQUIRE(fresh.has_value());
+  CHECK(fresh->state == LabelState::Unused);
   std::lock_guard lk(m);
   CHECK(aborted == std::vector<std::string>{"abort:900"});
   auto reqs = be.requests();
@@ -616,8 +617,8 @@ TEST_CASE("label probe: a BE answering 5xx is quarantined and the retry rotates 
   auto client = make_client(cfg);
   for (int i = 0; i < 4; ++i) {
     auto r = client->probe_label(spec());
-    REQUIRE(std::holds_alternative<LabelState>(r));
-    CHECK(std::get<LabelState>(r).txn_id == 77);
+    REQUIRE(r.has_value());
+    CHECK(r->txn_id == 77);
   }
   // Round-robin alone would have sent every other probe to it.
   CHECK(bad.requests().size() <= 1);
@@ -641,19 +642,19 @@ TEST_CASE("schema and SQL helpers", "[doris][metadata]") {
   FakeServer fe(fs);
   auto client = make_client(config({fe.url()}));
   auto s = client->schema("db1", "t1");
-  REQUIRE(std::holds_alternative<TableSchema>(s));
-  auto& ts = std::get<TableSchema>(s);
+  REQUIRE(s.has_value());
+  auto& ts = *s;
   CHECK(ts.keys_type == "UNIQUE_KEYS");
   REQUIRE(ts.columns.size() == 2);
   CHECK(ts.columns[1].name == "v");
   CHECK(ts.columns[1].precision == 10);
   CHECK(ts.columns[1].scale == 2);
   auto missing = client->schema("db1", "nope");
-  REQUIRE(std::holds_alternative<DorisError>(missing));
-  CHECK(std::get<DorisError>(missing).kind() == ErrorKind::UnknownTable);
+  REQUIRE(!missing.has_value());
+  CHECK(missing.error().kind() == ErrorKind::UnknownTable);
   auto q = client->sql("db1", "SHOW TABLES");
-  REQUIRE(std::holds_alternative<SqlResult>(q));
-  auto& res = std::get<SqlResult>(q);
+  REQUIRE(q.has_value());
+  auto& res = *q;
   CHECK(res.columns == std::vector<std::string>{"c", "d"});
   REQUIRE(res.rows.size() == 2);
   CHECK(res.rows[0][0] == "1");
@@ -678,13 +679,13 @@ TEST_CASE("write_from: the caller's buffer becomes a body chunk, bytes, order an
     for (size_t n : sizes) {
       for (size_t i = 0; i < n; ++i) buf += "{\"id\":" + std::to_string(id++) + ",\"v\":\"x\"}\n";
       expected += buf;
-      REQUIRE_FALSE(stream->write_from(buf));
+      REQUIRE(stream->write_from(buf));
       CHECK(buf.empty());
       max_buffered = std::max(max_buffered, stream->buffered_bytes());
     }
   auto r = stream->finish();
-  REQUIRE(std::holds_alternative<LoadResult>(r));
-  CHECK(std::get<LoadResult>(r).raw_bytes == expected.size());
+  REQUIRE(r.has_value());
+  CHECK(r->raw_bytes == expected.size());
   CHECK(max_buffered <= 128 * 1024);
   CHECK(be.requests().at(0).body == expected);
 }

@@ -1,8 +1,7 @@
-// URL/redirect parsing, address rewriting, labels and backoff.
+// URL/redirect parsing, address rewriting and labels.
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "core/doris/backoff.hpp"
 #include "core/doris/grants.hpp"
 #include "core/doris/gzip.hpp"
 #include "core/doris/label.hpp"
@@ -152,26 +151,6 @@ TEST_CASE("label and transaction ids parse from messages", "[doris][label]") {
   CHECK_FALSE(parse_label_txn_id("relate to txn [abc]"));
   CHECK(parse_transaction_id("TStatus: errCode = 2, detailMessage = transaction [18036] not found") == 18036);
   CHECK_FALSE(parse_transaction_id("transaction not found, label=x"));
-}
-
-TEST_CASE("backoff: capped exponential with full jitter", "[doris][backoff]") {
-  Backoff b{std::chrono::milliseconds(100), std::chrono::milliseconds(5000)};
-  CHECK(b.ceiling(0).count() == 100);
-  CHECK(b.ceiling(1).count() == 200);
-  CHECK(b.ceiling(5).count() == 3200);
-  CHECK(b.ceiling(6).count() == 5000);
-  CHECK(b.ceiling(1000).count() == 5000);  // no overflow
-  CHECK(b.delay(3, 0.0).count() == 0);
-  CHECK(b.delay(3, 0.5).count() == 400);
-  CHECK(b.delay(3, 0.999).count() <= 800);
-  CHECK(b.delay(3, 7.0).count() == 800);  // clamped draw
-  for (int i = 0; i < 200; ++i) {
-    auto d = b.delay(4);
-    CHECK(d.count() >= 0);
-    CHECK(d.count() <= 1600);
-  }
-  Backoff zero{std::chrono::milliseconds(0), std::chrono::milliseconds(10)};
-  CHECK(zero.delay(3).count() == 0);
 }
 
 TEST_CASE("gzip round trip", "[doris][gzip]") {

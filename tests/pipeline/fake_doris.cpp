@@ -49,27 +49,27 @@ FakeLoadStream::~FakeLoadStream() {
 std::optional<doris::DorisError> FakeLoadStream::begin() {
   if (txn_id_ >= 0) return std::nullopt;
   auto r = doris_.begin_txn(spec_);
-  if (auto* e = std::get_if<doris::DorisError>(&r)) return *e;
-  txn_id_ = std::get<int64_t>(r);
+  if (!r) return r.error();
+  txn_id_ = *r;
   return std::nullopt;
 }
 
-std::optional<doris::DorisError> FakeLoadStream::write(std::string_view rows) {
-  if (failed_) return failed_;
+doris::DorisResult<void> FakeLoadStream::write(std::string_view rows) {
+  if (failed_) return *failed_;
   if (done_) return err(doris::ErrorKind::Cancelled, Disposition::Fail, "stream is finished");
-  if (auto e = begin()) return failed_ = e;
-  if (auto e = doris_.on_write(spec_)) return failed_ = e;
+  if (auto e = begin()) return *(failed_ = e);
+  if (auto e = doris_.on_write(spec_)) return *(failed_ = e);
   body_.append(rows);
-  return std::nullopt;
+  return {};
 }
 
-std::variant<doris::LoadResult, doris::DorisError> FakeLoadStream::finish() {
+doris::DorisResult<doris::LoadResult> FakeLoadStream::finish() {
   if (failed_) return *failed_;
   if (done_) return err(doris::ErrorKind::Cancelled, Disposition::Fail, "stream is finished");
   if (auto e = begin()) return *(failed_ = e);
   done_ = true;
   auto r = doris_.precommit(spec_, txn_id_, body_);
-  if (auto* e = std::get_if<doris::DorisError>(&r)) failed_ = *e;
+  if (!r) failed_ = r.error();
   return r;
 }
 
@@ -232,7 +232,7 @@ void FakeDoris::track_open_locked(const std::string& db) {
   m = std::max(m, n);
 }
 
-std::variant<int64_t, doris::DorisError> FakeDoris::begin_txn(const doris::LoadSpec& spec) {
+doris::DorisResult<int64_t> FakeDoris::begin_txn(const doris::LoadSpec& spec) {
   std::lock_guard lk(mu_);
   ++stats_.streams_opened;
   if (!tables_.count(spec.db + "." + spec.table))
@@ -260,7 +260,7 @@ std::optional<doris::DorisError> FakeDoris::on_write(const doris::LoadSpec& spec
   return take(write_faults_, spec.table);
 }
 
-std::variant<doris::LoadResult, doris::DorisError> FakeDoris::precommit(const doris::LoadSpec& spec, int64_t txn_id,
+doris::DorisResult<doris::LoadResult> FakeDoris::precommit(const doris::LoadSpec& spec, int64_t txn_id,
                                                                         const std::string& body) {
   std::lock_guard lk(mu_);
   ++stats_.finishes;
@@ -398,7 +398,7 @@ std::future<doris::TxnResult> FakeDoris::abort_by_label_async(const std::string&
   return ready(abort_locked(*t));
 }
 
-std::variant<doris::LabelState, doris::DorisError> FakeDoris::probe_label(const doris::LoadSpec& spec) {
+doris::DorisResult<doris::LabelState> FakeDoris::probe_label(const doris::LoadSpec& spec) {
   std::lock_guard lk(mu_);
   ++stats_.probes;
   if (!tables_.count(spec.db + "." + spec.table))
@@ -417,7 +417,7 @@ std::variant<doris::LabelState, doris::DorisError> FakeDoris::probe_label(const 
   }
 }
 
-std::variant<doris::TableSchema, doris::DorisError> FakeDoris::schema(const std::string& db, const std::string& table) {
+doris::DorisResult<doris::TableSchema> FakeDoris::schema(const std::string& db, const std::string& table) {
   std::lock_guard lk(mu_);
   auto it = tables_.find(db + "." + table);
   if (it == tables_.end()) return err(doris::ErrorKind::UnknownTable, Disposition::Fatal, "unknown table", db, table);
@@ -434,7 +434,7 @@ void FakeDoris::set_columns(const std::string& db, const std::string& table, std
 
 // DESC `db`.`table` from the columns set_columns() gave (the DATETIME
 // scale in the type, as Doris shows it); nothing else.
-std::variant<doris::SqlResult, doris::DorisError> FakeDoris::sql(const std::string& db, const std::string& stmt) {
+doris::DorisResult<doris::SqlResult> FakeDoris::sql(const std::string& db, const std::string& stmt) {
   std::lock_guard lk(mu_);
   const std::string prefix = "DESC `" + db + "`.`";
   if (stmt.rfind(prefix, 0) == 0 && stmt.size() > prefix.size() && stmt.back() == '`') {

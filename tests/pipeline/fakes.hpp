@@ -211,8 +211,8 @@ class FakeLoadStream final : public doris::LoadStream {
  public:
   FakeLoadStream(FakeDoris& doris, doris::LoadSpec spec) : doris_(doris), spec_(std::move(spec)) {}
   ~FakeLoadStream() override;
-  std::optional<doris::DorisError> write(std::string_view rows) override;
-  std::variant<doris::LoadResult, doris::DorisError> finish() override;
+  doris::DorisResult<void> write(std::string_view rows) override;
+  doris::DorisResult<doris::LoadResult> finish() override;
   void cancel() override;
   size_t buffered_bytes() const override { return 0; }
   const doris::LoadSpec& spec() const override { return spec_; }
@@ -313,9 +313,9 @@ class FakeDoris final : public doris::DorisClient {
   std::future<doris::TxnResult> abort_async(const std::string& db, int64_t txn_id) override;
   std::future<doris::TxnResult> commit_by_label_async(const std::string& db, const std::string& label) override;
   std::future<doris::TxnResult> abort_by_label_async(const std::string& db, const std::string& label) override;
-  std::variant<doris::LabelState, doris::DorisError> probe_label(const doris::LoadSpec& spec) override;
-  std::variant<doris::TableSchema, doris::DorisError> schema(const std::string& db, const std::string& table) override;
-  std::variant<doris::SqlResult, doris::DorisError> sql(const std::string& db, const std::string& stmt) override;
+  doris::DorisResult<doris::LabelState> probe_label(const doris::LoadSpec& spec) override;
+  doris::DorisResult<doris::TableSchema> schema(const std::string& db, const std::string& table) override;
+  doris::DorisResult<doris::SqlResult> sql(const std::string& db, const std::string& stmt) override;
 
  private:
   friend class FakeLoadStream;
@@ -327,9 +327,9 @@ class FakeDoris final : public doris::DorisClient {
   };
   static std::optional<doris::DorisError> take(std::vector<Fault>& faults, const std::string& table);
   // Stream side (called by FakeLoadStream).
-  std::variant<int64_t, doris::DorisError> begin_txn(const doris::LoadSpec& spec);
+  doris::DorisResult<int64_t> begin_txn(const doris::LoadSpec& spec);
   std::optional<doris::DorisError> on_write(const doris::LoadSpec& spec);
-  std::variant<doris::LoadResult, doris::DorisError> precommit(const doris::LoadSpec& spec, int64_t txn_id,
+  doris::DorisResult<doris::LoadResult> precommit(const doris::LoadSpec& spec, int64_t txn_id,
                                                                const std::string& body);
   doris::TxnResult commit_locked(Txn& t);
   doris::TxnResult abort_locked(Txn& t);

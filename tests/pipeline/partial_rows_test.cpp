@@ -435,10 +435,10 @@ TEST_CASE("partial rows: a lost commit reply whose txn Doris then forgot by coun
     spec.table = "runs";
     spec.label = "other_" + std::to_string(i);
     auto s = w.client->open_load(spec);
-    REQUIRE_FALSE(s->write("{\"id\":" + std::to_string(100 + i) + ",\"v\":\"z\",\"big\":\"Z\"}\n"));
+    REQUIRE(s->write("{\"id\":" + std::to_string(100 + i) + ",\"v\":\"z\",\"big\":\"Z\"}\n"));
     auto res = s->finish();
-    REQUIRE(std::holds_alternative<doris::LoadResult>(res));
-    REQUIRE(std::holds_alternative<doris::TxnOutcome>(w.client->commit("d", std::get<doris::LoadResult>(res).txn_id)));
+    REQUIRE(res.has_value());
+    REQUIRE(w.client->commit("d", res->txn_id).has_value());
   }
   w.source.wait_for([&] { return done.load(); }, 30s);
   if (!done) p.request_stop();

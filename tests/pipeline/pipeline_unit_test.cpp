@@ -526,7 +526,7 @@ TEST_CASE("pipeline: lingering txns are aborted at start, also under an old labe
     if (t.id == a || t.id == b || t.id == c) CHECK(t.state == TxnState::Aborted);
     if (t.id == far) CHECK(t.state == TxnState::Prepare);
   }
-  env.doris.abort("shop", far);
+  (void)env.doris.abort("shop", far);
   check_doris_matches(env, env.end_offsets());
   check_txns_clean(env);
   auto prefixes = env.store.label_prefixes();

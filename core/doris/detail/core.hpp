@@ -40,7 +40,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/doris/backoff.hpp"
+#include "core/common/retry_async.hpp"
 #include "core/doris/classify.hpp"
 #include "core/doris/client.hpp"
 #include "core/doris/gzip.hpp"
@@ -238,7 +238,6 @@ class Core : public std::enable_shared_from_this<Core> {
   std::unique_ptr<net::io_context> ioc;
   std::optional<ssl::context> tls_ctx;
   std::atomic<bool> stopping{false};
-  Backoff backoff;
 
   // ---- endpoints
   Endpoint pick_fe();
@@ -261,25 +260,35 @@ class Core : public std::enable_shared_from_this<Core> {
 
   // ---- operations
   awaitable<TxnResult> txn_op(Operation op, std::string db, std::optional<int64_t> txn_id, std::string label);
-  awaitable<std::variant<LoadResult, DorisError>> do_load(std::shared_ptr<StreamState> st);
-  awaitable<std::variant<LabelState, DorisError>> probe(LoadSpec spec);
-  awaitable<std::variant<json::value, DorisError>> fe_json(http::verb verb, std::string target, std::string body,
+  awaitable<DorisResult<LoadResult>> do_load(std::shared_ptr<StreamState> st);
+  awaitable<DorisResult<LabelState>> probe(LoadSpec spec);
+  awaitable<DorisResult<json::value>> fe_json(http::verb verb, std::string target, std::string body,
                                                            ClassifyContext cc);
   awaitable<std::vector<std::string>> fetch_error_log(std::string url, std::string& problem);
 
   void set_common_headers(http::fields& f, const Endpoint& ep) const;
   void set_load_headers(http::fields& f, const LoadSpec& s, bool gzip) const;
   DorisError transport_error(const TransportFailure& f, const ClassifyContext& cc, const std::string& what) const;
-  // One attempt's exchange in txn_ops.cpp's retry loops: the answer, or
-  // nullopt with the endpoint quarantined and `last` set (a transport failure).
-  awaitable<std::optional<Answer>> send_attempt(Endpoint ep, http::request<http::string_body> req,
-                                                const ClassifyContext& cc, std::string what,
-                                                std::optional<DorisError>& last);
-  // The shared end of a failed attempt in txn_ops.cpp's retry loops: the
-  // final error to return, or nullopt with `last` set to retry.
-  std::optional<DorisError> keep_for_retry(Classification c, const Answer& a, std::string_view what,
-                                           std::optional<DorisError>& last);
-  static DorisError after_retries(std::optional<DorisError> last);
+  // attempt(n) -> awaitable<R>, retried under cfg.retry until it succeeds,
+  // fails beyond Retry, runs out of attempts or the client stops.
+  template <class Attempt>
+  auto retry(Attempt attempt) {
+    return retry([this] { return stopping.load(); }, std::move(attempt));
+  }
+  // The same, stopping once stopped() says so.
+  template <class Stopped, class Attempt>
+  auto retry(Stopped stopped, Attempt attempt) {
+    return retry_async(
+        cfg.retry, std::move(stopped), [this](std::chrono::milliseconds d) { return sleep(d); }, std::move(attempt));
+  }
+  // One attempt's exchange: the answer, or the transport failure's error
+  // with the endpoint quarantined.
+  awaitable<DorisResult<Answer>> send_attempt(Endpoint ep, http::request<http::string_body> req,
+                                                           const ClassifyContext& cc, std::string what);
+  // The error of an attempt whose answer was no success (a 5xx sender quarantined).
+  DorisError failed_attempt(Classification c, const Answer& a, std::string_view what);
+  // The client stopped before the first attempt.
+  static DorisError shut_down();
 
  private:
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;

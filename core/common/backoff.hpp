@@ -2,12 +2,13 @@
 // Capped exponential backoff with full jitter (AWS architecture blog,
 // fluent-bit's backoff_full_jitter): delay = uniform(0, min(cap, base * 2^n)).
 // Full jitter spreads the retries of many tables/daemons hitting the same
-// overloaded FE instead of having them retry in lock-step.
+// overloaded FE instead of having them retry in lock-step. The Doris client
+// and the pipeline share it through RetryPolicy (retry.hpp).
 #include <algorithm>
 #include <chrono>
 #include <random>
 
-namespace cdc2doris::doris {
+namespace cdc2doris {
 
 struct Backoff {
   std::chrono::milliseconds base{100};
@@ -33,4 +34,4 @@ struct Backoff {
   }
 };
 
-}  // namespace cdc2doris::doris
+}  // namespace cdc2doris
