@@ -22,11 +22,7 @@ int cmd_decode(const Args& a) {
       return std::string(e.what());
     }
     o.decoder = cfg->decoding;
-    switch (cfg->delivery.bad_record_policy) {
-      case pipeline::BadRecordPolicy::Fail: o.policy = decode::ErrorPolicy::Fail; break;
-      case pipeline::BadRecordPolicy::Skip: o.policy = decode::ErrorPolicy::Skip; break;
-      case pipeline::BadRecordPolicy::DeadLetter: o.policy = decode::ErrorPolicy::DeadLetter; break;
-    }
+    o.policy = cfg->delivery.bad_record_policy;
     if (!cfg->delivery.dead_letter_topic.empty()) o.dead_letter_topic = cfg->delivery.dead_letter_topic;
     std::shared_ptr<pipeline::Router> router = config::make_router(*cfg);
     // Kept alive by o.decode's capture (the router reads cfg).

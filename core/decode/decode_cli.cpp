@@ -7,22 +7,6 @@
 
 namespace cdc2doris::decode {
 
-const char* to_string(ErrorPolicy p) {
-  switch (p) {
-    case ErrorPolicy::Fail: return "fail";
-    case ErrorPolicy::Skip: return "skip";
-    case ErrorPolicy::DeadLetter: return "dead_letter";
-  }
-  return "?";
-}
-
-std::optional<ErrorPolicy> parse_error_policy(std::string_view s) {
-  if (s == "fail") return ErrorPolicy::Fail;
-  if (s == "skip") return ErrorPolicy::Skip;
-  if (s == "dead_letter" || s == "dead-letter") return ErrorPolicy::DeadLetter;
-  return std::nullopt;
-}
-
 namespace {
 
 bool ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -267,7 +251,7 @@ int run_decode_command(const std::vector<std::string>& args, std::istream& in, s
       } else if (a == "--max-record-bytes") {
         o.decoder.max_record_bytes = std::stoul(need(value()));
       } else if (a == "--on-error") {
-        auto p = parse_error_policy(need(value()));
+        auto p = parse_bad_record_policy(need(value()));
         if (!p) throw std::invalid_argument("--on-error must be fail, skip or dead_letter");
         o.policy = *p;
       } else if (a == "--dead-letter-topic") {
@@ -322,16 +306,16 @@ int run_decode_command(const std::vector<std::string>& args, std::istream& in, s
     if (e) {
       out << "ERROR " << e->message() << "\n";
       switch (o.policy) {
-        case ErrorPolicy::Fail:
+        case BadRecordPolicy::Fail:
           ++failed;
           out << "  policy fail: the pipeline stops before committing past this record\n";
           err << "decode: stopped at " << rec.topic << "/" << rec.partition << "@" << rec.offset << " (policy fail)\n";
           return 1;
-        case ErrorPolicy::Skip:
+        case BadRecordPolicy::Skip:
           ++skipped;
           out << "  policy skip: counted and logged, not loaded\n";
           break;
-        case ErrorPolicy::DeadLetter:
+        case BadRecordPolicy::DeadLetter:
           ++dead;
           out << "  policy dead_letter: copied to " << o.dead_letter_topic
               << " with headers cdc2doris.error, cdc2doris.source.topic, cdc2doris.source.partition, cdc2doris.source.offset\n";

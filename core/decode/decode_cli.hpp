@@ -13,13 +13,9 @@
 
 namespace cdc2doris::decode {
 
-enum class ErrorPolicy { Fail, Skip, DeadLetter };
-const char* to_string(ErrorPolicy p);
-std::optional<ErrorPolicy> parse_error_policy(std::string_view s);
-
 struct DecodeCommandOptions {
   DecoderOptions decoder;
-  ErrorPolicy policy = ErrorPolicy::Fail;
+  BadRecordPolicy policy = BadRecordPolicy::Fail;
   std::string dead_letter_topic = "cdc2doris.dead_letter";
   bool framed = false;
   // Unframed input: every line is a record value on this topic with this key.

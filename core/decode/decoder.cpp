@@ -37,6 +37,22 @@ const char* to_string(Kind k) {
   return "?";
 }
 
+const char* to_string(BadRecordPolicy p) {
+  switch (p) {
+    case BadRecordPolicy::Fail: return "fail";
+    case BadRecordPolicy::Skip: return "skip";
+    case BadRecordPolicy::DeadLetter: return "dead_letter";
+  }
+  return "?";
+}
+
+std::optional<BadRecordPolicy> parse_bad_record_policy(std::string_view s) {
+  for (auto p : {BadRecordPolicy::Fail, BadRecordPolicy::Skip, BadRecordPolicy::DeadLetter})
+    if (s == to_string(p)) return p;
+  if (s == "dead-letter") return BadRecordPolicy::DeadLetter;  // the CLI's spelling
+  return std::nullopt;
+}
+
 const char* to_string(DecodeErrorCode c) {
   switch (c) {
     case DecodeErrorCode::InvalidJson: return "invalid_json";

@@ -177,6 +177,12 @@ enum class DecodeErrorCode {
 };
 const char* to_string(DecodeErrorCode c);
 
+// What becomes of a bad record (delivery.bad_records): the pipeline acts on
+// it, `cdc2doris decode` says what the pipeline would do.
+enum class BadRecordPolicy { Fail, Skip, DeadLetter };
+const char* to_string(BadRecordPolicy p);
+std::optional<BadRecordPolicy> parse_bad_record_policy(std::string_view s);  // to_string()'s names
+
 struct DecodeError {
   DecodeErrorCode code = DecodeErrorCode::InvalidJson;
   std::string topic;

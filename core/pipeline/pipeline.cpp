@@ -4,15 +4,6 @@
 
 namespace cdc2doris::pipeline {
 
-const char* to_string(BadRecordPolicy p) {
-  switch (p) {
-    case BadRecordPolicy::Fail: return "fail";
-    case BadRecordPolicy::Skip: return "skip";
-    case BadRecordPolicy::DeadLetter: return "dead_letter";
-  }
-  return "?";
-}
-
 // Positions and committed offsets; the health monitor adds watermarks and lag.
 void Pipeline::Impl::publish_partitions() {
   auto publish = [&](const TopicPartition& tp) {

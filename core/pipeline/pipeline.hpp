@@ -34,8 +34,7 @@ namespace cdc2doris::pipeline {
 
 class ColumnTypes;  // column_types.hpp
 
-enum class BadRecordPolicy { Fail, Skip, DeadLetter };
-const char* to_string(BadRecordPolicy p);
+using BadRecordPolicy = decode::BadRecordPolicy;  // to_string() with it
 
 struct PipelineConfig {
   std::string label_prefix = "cdc2doris";
